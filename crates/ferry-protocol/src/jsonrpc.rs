@@ -1,0 +1,469 @@
+//! The JSON-RPC 2.0 envelope MCP uses (DIGEST §2.1, schema.ts `JSONRPCMessage`).
+//!
+//! Two shapes live here: owned, typed messages ([`JsonRpcMessage`] and friends) for code
+//! that builds or inspects messages, and a borrowed [`Envelope`] that a server reads first
+//! on its hot path: it classifies a message and leaves `params` as raw JSON until the
+//! method is known.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::error::{ErrorCode, ErrorObject};
+
+/// The only JSON-RPC version MCP speaks.
+pub const JSONRPC_VERSION: &str = "2.0";
+
+/// A request id: a string or an integer, never `null` (schema.ts `RequestId`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum RequestId {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for RequestId {
+    fn from(n: i64) -> Self {
+        RequestId::Number(n)
+    }
+}
+
+impl From<&str> for RequestId {
+    fn from(s: &str) -> Self {
+        RequestId::String(s.to_owned())
+    }
+}
+
+impl From<String> for RequestId {
+    fn from(s: String) -> Self {
+        RequestId::String(s)
+    }
+}
+
+impl RequestId {
+    /// Reads an id from a JSON value, refusing `null`, floats, booleans and containers.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::Number(n) => n.as_i64().map(RequestId::Number),
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            _ => None,
+        }
+    }
+
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::from(*n),
+            RequestId::String(s) => Value::from(s.as_str()),
+        }
+    }
+}
+
+/// A JSON-RPC request: a method call that expects a response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcRequest<P = Value> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The request id the response will carry.
+    pub id: RequestId,
+    /// The method name, e.g. `tools/call`.
+    pub method: String,
+    /// The parameters; MCP requests always carry at least `_meta`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+impl<P> JsonRpcRequest<P> {
+    /// Builds a request.
+    pub fn new(id: impl Into<RequestId>, method: impl Into<String>, params: P) -> Self {
+        JsonRpcRequest {
+            jsonrpc: JsonRpcVersion,
+            id: id.into(),
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+}
+
+/// A JSON-RPC notification: no id, never answered.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcNotification<P = Value> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The notification method, e.g. `notifications/progress`.
+    pub method: String,
+    /// The parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<P>,
+}
+
+impl<P> JsonRpcNotification<P> {
+    /// Builds a notification.
+    pub fn new(method: impl Into<String>, params: P) -> Self {
+        JsonRpcNotification {
+            jsonrpc: JsonRpcVersion,
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+}
+
+/// A successful JSON-RPC response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcResultResponse<R = Value> {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers.
+    pub id: RequestId,
+    /// The result object.
+    pub result: R,
+}
+
+impl<R> JsonRpcResultResponse<R> {
+    /// Builds a result response.
+    pub fn new(id: RequestId, result: R) -> Self {
+        JsonRpcResultResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            result,
+        }
+    }
+}
+
+/// A JSON-RPC error response. `id` is absent only when the request's id was unreadable.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct JsonRpcErrorResponse {
+    /// Always `"2.0"`.
+    pub jsonrpc: JsonRpcVersion,
+    /// The id of the request this answers, if it could be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<RequestId>,
+    /// What went wrong.
+    pub error: ErrorObject,
+}
+
+impl JsonRpcErrorResponse {
+    /// Builds an error response.
+    pub fn new(id: Option<RequestId>, error: ErrorObject) -> Self {
+        JsonRpcErrorResponse {
+            jsonrpc: JsonRpcVersion,
+            id,
+            error,
+        }
+    }
+}
+
+/// A response: a result or an error.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum JsonRpcResponse<R = Value> {
+    /// A result.
+    Result(JsonRpcResultResponse<R>),
+    /// An error.
+    Error(JsonRpcErrorResponse),
+}
+
+/// Any JSON-RPC message.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum JsonRpcMessage {
+    /// A request.
+    Request(JsonRpcRequest),
+    /// A notification.
+    Notification(JsonRpcNotification),
+    /// A result response.
+    Result(JsonRpcResultResponse),
+    /// An error response.
+    Error(JsonRpcErrorResponse),
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let Value::Object(mut map) = value else {
+            return Err(de::Error::custom("a JSON-RPC message must be an object"));
+        };
+        match map.get("jsonrpc") {
+            Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+            _ => return Err(de::Error::custom("\"jsonrpc\" must be \"2.0\"")),
+        }
+        let id = match map.remove("id") {
+            None => None,
+            Some(v) => Some(
+                RequestId::from_value(&v)
+                    .ok_or_else(|| de::Error::custom("id must be a string or an integer"))?,
+            ),
+        };
+        let params = map.remove("params");
+        if let Some(Value::String(method)) = map.remove("method") {
+            return Ok(match id {
+                Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
+                    jsonrpc: JsonRpcVersion,
+                    id,
+                    method,
+                    params,
+                }),
+                None => JsonRpcMessage::Notification(JsonRpcNotification {
+                    jsonrpc: JsonRpcVersion,
+                    method,
+                    params,
+                }),
+            });
+        }
+        if let Some(result) = map.remove("result") {
+            let id = id.ok_or_else(|| de::Error::custom("a result response needs an id"))?;
+            return Ok(JsonRpcMessage::Result(JsonRpcResultResponse::new(id, result)));
+        }
+        if let Some(error) = map.remove("error") {
+            let error: ErrorObject = serde_json::from_value(error).map_err(de::Error::custom)?;
+            return Ok(JsonRpcMessage::Error(JsonRpcErrorResponse::new(id, error)));
+        }
+        Err(de::Error::custom(
+            "not a JSON-RPC request, notification or response",
+        ))
+    }
+}
+
+/// The `"jsonrpc": "2.0"` member. Serializes as `"2.0"` and refuses anything else.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct JsonRpcVersion;
+
+impl Serialize for JsonRpcVersion {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(JSONRPC_VERSION)
+    }
+}
+
+impl<'de> Deserialize<'de> for JsonRpcVersion {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Cow::<'de, str>::deserialize(d)?;
+        if v == JSONRPC_VERSION {
+            Ok(JsonRpcVersion)
+        } else {
+            Err(de::Error::custom("\"jsonrpc\" must be \"2.0\""))
+        }
+    }
+}
+
+/// A message read without copying: the first thing a server parses.
+///
+/// Members are kept raw until the method is known, so a server pays for parsing only what
+/// the method needs. Use [`Envelope::classify`] to turn it into an [`Incoming`].
+#[derive(Debug, Deserialize)]
+pub struct Envelope<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<Cow<'a, str>>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    error: Option<&'a RawValue>,
+}
+
+/// Keeps an explicit `null` as `Some(null)` so `"id": null` is told apart from no id.
+fn present<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
+    <&'a RawValue>::deserialize(d).map(Some)
+}
+
+/// What an [`Envelope`] turned out to be.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    /// A request (has `method` and a valid `id`).
+    Request {
+        /// The request id.
+        id: RequestId,
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The raw `params`, if any.
+        params: Option<&'a RawValue>,
+    },
+    /// A notification (has `method`, no `id`).
+    Notification {
+        /// The method name.
+        method: Cow<'a, str>,
+        /// The raw `params`, if any.
+        params: Option<&'a RawValue>,
+    },
+    /// A response (has `result` or `error`). Only legacy-era servers receive these.
+    Response {
+        /// The id it answers, if readable.
+        id: Option<RequestId>,
+        /// The raw `result`, when it is a result.
+        result: Option<&'a RawValue>,
+        /// The raw `error`, when it is an error.
+        error: Option<&'a RawValue>,
+    },
+}
+
+/// Why a message could not be classified, with the id when it was readable.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvalidMessage {
+    /// The request id, if it could be read.
+    pub id: Option<RequestId>,
+    /// The error to answer with (`-32600`).
+    pub error: ErrorObject,
+}
+
+impl<'a> Envelope<'a> {
+    /// Parses the envelope of one message. A syntax error is a `-32700` parse error.
+    pub fn parse(bytes: &'a [u8]) -> Result<Envelope<'a>, ErrorObject> {
+        serde_json::from_slice(bytes).map_err(|e| {
+            if e.is_data() {
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid request: a JSON-RPC message must be an object",
+                )
+            } else {
+                ErrorObject::new(ErrorCode::PARSE_ERROR, format!("Parse error: {e}"))
+            }
+        })
+    }
+
+    /// Classifies the message, checking the rules of JSON-RPC 2.0 as MCP uses it.
+    pub fn classify(self) -> Result<Incoming<'a>, InvalidMessage> {
+        let id = match self.id {
+            None => None,
+            Some(raw) => {
+                let parsed = serde_json::from_str::<RequestId>(raw.get()).ok();
+                match parsed {
+                    Some(id) => Some(id),
+                    None => {
+                        return Err(InvalidMessage {
+                            id: None,
+                            error: ErrorObject::new(
+                                ErrorCode::INVALID_REQUEST,
+                                "Invalid request: id must be a string or an integer",
+                            ),
+                        });
+                    }
+                }
+            }
+        };
+        if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
+            return Err(InvalidMessage {
+                id,
+                error: ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid request: \"jsonrpc\" must be \"2.0\"",
+                ),
+            });
+        }
+        if let Some(method) = self.method {
+            if let Some(p) = self.params {
+                if !p.get().trim_start().starts_with('{') {
+                    return Err(InvalidMessage {
+                        id,
+                        error: ErrorObject::new(
+                            ErrorCode::INVALID_REQUEST,
+                            "Invalid request: params must be an object",
+                        ),
+                    });
+                }
+            }
+            return Ok(match id {
+                Some(id) => Incoming::Request {
+                    id,
+                    method,
+                    params: self.params,
+                },
+                None => Incoming::Notification {
+                    method,
+                    params: self.params,
+                },
+            });
+        }
+        if self.result.is_some() || self.error.is_some() {
+            return Ok(Incoming::Response {
+                id,
+                result: self.result,
+                error: self.error,
+            });
+        }
+        Err(InvalidMessage {
+            id,
+            error: ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "Invalid request: no method, result or error",
+            ),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_strings_or_integers() {
+        assert_eq!(
+            serde_json::from_str::<RequestId>("7").unwrap(),
+            RequestId::Number(7)
+        );
+        assert_eq!(
+            serde_json::from_str::<RequestId>("\"a\"").unwrap(),
+            RequestId::String("a".into())
+        );
+        assert!(serde_json::from_str::<RequestId>("null").is_err());
+        assert!(serde_json::from_str::<RequestId>("1.5").is_err());
+    }
+
+    #[test]
+    fn envelope_classifies() {
+        let e = Envelope::parse(br#"{"jsonrpc":"2.0","id":"x","method":"m","params":{}}"#)
+            .unwrap()
+            .classify()
+            .unwrap();
+        assert!(matches!(e, Incoming::Request { ref method, .. } if method == "m"));
+        let n = Envelope::parse(br#"{"jsonrpc":"2.0","method":"n"}"#)
+            .unwrap()
+            .classify()
+            .unwrap();
+        assert!(matches!(n, Incoming::Notification { .. }));
+        let bad = Envelope::parse(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#)
+            .unwrap()
+            .classify()
+            .unwrap_err();
+        assert_eq!(bad.error.code, ErrorCode::INVALID_REQUEST);
+        let version = Envelope::parse(br#"{"jsonrpc":"1.0","id":3,"method":"m"}"#)
+            .unwrap()
+            .classify()
+            .unwrap_err();
+        assert_eq!(version.id, Some(RequestId::Number(3)));
+        assert_eq!(
+            Envelope::parse(b"{nope").unwrap_err().code,
+            ErrorCode::PARSE_ERROR
+        );
+        assert_eq!(
+            Envelope::parse(b"[1,2]").unwrap_err().code,
+            ErrorCode::INVALID_REQUEST
+        );
+    }
+
+    #[test]
+    fn message_round_trip() {
+        let text = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#;
+        let msg: JsonRpcMessage = serde_json::from_str(text).unwrap();
+        assert!(matches!(msg, JsonRpcMessage::Result(_)));
+        assert_eq!(serde_json::to_string(&msg).unwrap(), text);
+    }
+}
