@@ -39,7 +39,7 @@ impl ErrorCode {
 
     /// Whether this code marks a modern (2026-07-28) server when a client probes (§2.7).
     pub fn is_modern_signal(self) -> bool {
-        matches!(self.0, -32022 | -32021 | -32020)
+        matches!(self.0, -32022..=-32020)
     }
 }
 
@@ -127,5 +127,3 @@ impl fmt::Display for ErrorObject {
         write!(f, "{} ({})", self.message, self.code)
     }
 }
-
-impl std::error::Error for ErrorObject {}

@@ -29,10 +29,10 @@ const SENTINEL_END: &str = "?=";
 /// trailing whitespace, and not itself looking like a sentinel.
 pub fn is_plain_safe(value: &str) -> bool {
     let b = value.as_bytes();
-    if let (Some(f), Some(l)) = (b.first(), b.last()) {
-        if matches!(f, b' ' | b'\t') || matches!(l, b' ' | b'\t') {
-            return false;
-        }
+    if let (Some(f), Some(l)) = (b.first(), b.last())
+        && (matches!(f, b' ' | b'\t') || matches!(l, b' ' | b'\t'))
+    {
+        return false;
     }
     b.iter()
         .all(|c| (0x21..=0x7e).contains(c) || matches!(c, b' ' | b'\t'))
@@ -184,7 +184,9 @@ pub enum InvalidParamHeader {
         name: String,
     },
     /// The annotated property is not a string, integer or boolean.
-    #[error("x-mcp-header {name:?} at {path} is on a property that is not string, integer or boolean")]
+    #[error(
+        "x-mcp-header {name:?} at {path} is on a property that is not string, integer or boolean"
+    )]
     NotPrimitive {
         /// The name.
         name: String,
@@ -322,14 +324,23 @@ mod tests {
     #[test]
     fn spec_encoding_table() {
         assert_eq!(encode_value("us-west1"), "us-west1");
-        assert_eq!(encode_value("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+        assert_eq!(
+            encode_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
         assert_eq!(encode_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
         assert_eq!(encode_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
         assert_eq!(
             encode_value("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
         );
-        for v in ["Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", "plain"] {
+        for v in [
+            "Hello, 世界",
+            " padded ",
+            "line1\nline2",
+            "=?base64?literal?=",
+            "plain",
+        ] {
             assert_eq!(decode_value(encode_value(v).as_bytes()).unwrap(), v);
         }
         assert_eq!(

@@ -76,6 +76,7 @@ impl RequestId {
 
 /// A JSON-RPC request: a method call that expects a response.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
 pub struct JsonRpcRequest<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
@@ -102,6 +103,7 @@ impl<P> JsonRpcRequest<P> {
 
 /// A JSON-RPC notification: no id, never answered.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(bound(deserialize = "P: Deserialize<'de>"))]
 pub struct JsonRpcNotification<P = Value> {
     /// Always `"2.0"`.
     pub jsonrpc: JsonRpcVersion,
@@ -227,7 +229,9 @@ impl<'de> Deserialize<'de> for JsonRpcMessage {
         }
         if let Some(result) = map.remove("result") {
             let id = id.ok_or_else(|| de::Error::custom("a result response needs an id"))?;
-            return Ok(JsonRpcMessage::Result(JsonRpcResultResponse::new(id, result)));
+            return Ok(JsonRpcMessage::Result(JsonRpcResultResponse::new(
+                id, result,
+            )));
         }
         if let Some(error) = map.remove("error") {
             let error: ErrorObject = serde_json::from_value(error).map_err(de::Error::custom)?;
@@ -369,16 +373,16 @@ impl<'a> Envelope<'a> {
             });
         }
         if let Some(method) = self.method {
-            if let Some(p) = self.params {
-                if !p.get().trim_start().starts_with('{') {
-                    return Err(InvalidMessage {
-                        id,
-                        error: ErrorObject::new(
-                            ErrorCode::INVALID_REQUEST,
-                            "Invalid request: params must be an object",
-                        ),
-                    });
-                }
+            if let Some(p) = self.params
+                && !p.get().trim_start().starts_with('{')
+            {
+                return Err(InvalidMessage {
+                    id,
+                    error: ErrorObject::new(
+                        ErrorCode::INVALID_REQUEST,
+                        "Invalid request: params must be an object",
+                    ),
+                });
             }
             return Ok(match id {
                 Some(id) => Incoming::Request {

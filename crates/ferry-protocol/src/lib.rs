@@ -23,6 +23,37 @@
 //!     _ => unreachable!(),
 //! }
 //! ```
+//!
+//! # Map
+//!
+//! | Module | What |
+//! | --- | --- |
+//! | [`methods`] | request method names, and typed descriptors ([`methods::CallTool`], ...) |
+//! | [`notifications`] | notification method names and params |
+//! | [`tools`], [`prompts`], [`resources`], [`completion`], [`discover`] | server features |
+//! | [`content`] | content blocks ([`content::ContentBlock`]) |
+//! | [`mrtr`] | multi round-trip requests ([`mrtr::InputRequiredResult`]) |
+//! | [`elicitation`], [`sampling`], [`roots`] | the input requests and their answers |
+//! | [`subscriptions`] | `subscriptions/listen` |
+//! | [`result`] | `resultType`, cache hints, [`result::EmptyResult`] |
+//! | [`logging`], [`pagination`] | utilities |
+//! | [`legacy`] | the 2025-11-25 shapes that differ |
+//! | `testing` | validation against the spec's JSON Schema (feature `schema-validation`) |
+//!
+//! ```
+//! use ferry_protocol::content::ContentBlock;
+//! use ferry_protocol::tools::CallToolResult;
+//!
+//! let result = CallToolResult::text("72°F and sunny");
+//! assert_eq!(
+//!     serde_json::to_value(&result).unwrap(),
+//!     serde_json::json!({
+//!         "resultType": "complete",
+//!         "content": [{ "type": "text", "text": "72°F and sunny" }]
+//!     })
+//! );
+//! assert_eq!(result.content[0], ContentBlock::text("72°F and sunny"));
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod capabilities;
@@ -39,6 +70,7 @@ pub mod discover;
 pub mod elicitation;
 pub mod legacy;
 pub mod logging;
+pub mod methods;
 pub mod mrtr;
 pub mod notifications;
 pub mod pagination;
@@ -50,10 +82,22 @@ pub mod sampling;
 pub mod subscriptions;
 pub mod tools;
 
+#[cfg(feature = "schema-validation")]
+pub mod testing;
+
+mod serde_util;
+
+/// Compiles and runs the README's examples as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
+
 pub use capabilities::{ClientCapabilities, ServerCapabilities};
 pub use error::{ErrorCode, ErrorObject};
 pub use jsonrpc::{JsonRpcMessage, RequestId};
 pub use meta::{Meta, RequestMeta};
+pub use mrtr::{InputRequiredResult, MrtrResult};
+pub use result::{CacheScope, McpResult, ResultType};
 pub use version::ProtocolVersion;
 
 /// Re-exported so users name the same `serde_json` as Ferry's types.

@@ -93,10 +93,10 @@ pub fn is_valid_key(key: &str) -> bool {
         Some(i) => (Some(&key[..i]), &key[i + 1..]),
         None => (None, key),
     };
-    if let Some(prefix) = prefix {
-        if prefix.is_empty() || !prefix.split('.').all(is_valid_label) {
-            return false;
-        }
+    if let Some(prefix) = prefix
+        && (prefix.is_empty() || !prefix.split('.').all(is_valid_label))
+    {
+        return false;
     }
     is_valid_name(name)
 }
@@ -105,7 +105,10 @@ pub fn is_valid_key(key: &str) -> bool {
 /// or `mcp` (e.g. `io.modelcontextprotocol/`, `dev.mcp/`).
 pub fn is_reserved(key: &str) -> bool {
     let Some(i) = key.rfind('/') else {
-        return matches!(key, "traceparent" | "tracestate" | "baggage" | "progressToken");
+        return matches!(
+            key,
+            "traceparent" | "tracestate" | "baggage" | "progressToken"
+        );
     };
     let mut labels = key[..i].split('.');
     labels.next();
@@ -136,8 +139,7 @@ fn is_valid_name(name: &str) -> bool {
         (Some(f), Some(l)) => {
             f.is_ascii_alphanumeric()
                 && l.is_ascii_alphanumeric()
-                && b
-                    .iter()
+                && b.iter()
                     .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
         }
         _ => false,
@@ -187,7 +189,11 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
-        assert!(meta.client_capabilities.unwrap().supports_elicitation_form());
+        assert!(
+            meta.client_capabilities
+                .unwrap()
+                .supports_elicitation_form()
+        );
         assert_eq!(meta.other.len(), 1);
     }
 }

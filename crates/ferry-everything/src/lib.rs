@@ -1,0 +1,88 @@
+//! `ferry-everything`: an MCP server that exercises every feature of Ferry.
+//!
+//! It serves the fixtures of the official MCP conformance suite, an `echo` tool for
+//! benchmarks, and three multi-round flows: `confirm_delete` (a single-use
+//! confirmation), `generate_image` (two questions in one round, then a real PNG) and
+//! `connect_account` (URL mode, with a page this server serves and binds to the user).
+//!
+//! Run it with `ferry-everything --http 127.0.0.1:3000` (endpoint `/mcp`) or
+//! `ferry-everything --stdio`, or build it in-process with [`build`].
+#![forbid(unsafe_code)]
+
+pub mod app;
+pub mod fixtures;
+pub mod flows;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use ferry_server::{BuildError, Server, ServerBuilder};
+use ferry_state::{KeyRing, ReplayLedger};
+
+use crate::app::SealedLinks;
+use crate::flows::Connections;
+
+/// How to build the server.
+pub struct Options {
+    /// Keys sealing `requestState` (random per process when `None`).
+    pub state_keys: Option<KeyRing>,
+    /// How long a `requestState` stays valid.
+    pub state_ttl: Duration,
+    /// Where single-use states are redeemed (in memory when `None`).
+    pub ledger: Option<Arc<dyn ReplayLedger>>,
+    /// The base URL links to the connect page start with.
+    pub public_url: String,
+    /// Items per list page.
+    pub page_size: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            state_keys: None,
+            state_ttl: Duration::from_secs(300),
+            ledger: None,
+            public_url: "http://127.0.0.1:3000".into(),
+            page_size: 100,
+        }
+    }
+}
+
+/// The built server and what its web page shares with it.
+pub struct Everything {
+    /// The MCP server.
+    pub server: Server,
+    /// Account connections (shared with the connect page).
+    pub connections: Arc<Connections>,
+    /// The connect-page link signer.
+    pub links: Arc<SealedLinks>,
+}
+
+/// Builds the server.
+#[allow(deprecated)]
+pub fn build(options: Options) -> Result<Everything, BuildError> {
+    let connections = Arc::new(Connections::default());
+    let links = Arc::new(SealedLinks::new(KeyRing::random(), options.public_url.clone(), Duration::from_secs(600)));
+    let mut builder: ServerBuilder = Server::builder("ferry-everything", env!("CARGO_PKG_VERSION"))
+        .title("Ferry everything server")
+        .instructions(
+            "Test fixtures for every MCP feature, plus confirm_delete, generate_image and connect_account, which ask the user for input.",
+        )
+        .enable_logging()
+        .state_ttl(options.state_ttl)
+        .page_size(options.page_size);
+    if let Some(keys) = options.state_keys {
+        builder = builder.state_keys(keys);
+    }
+    if let Some(ledger) = options.ledger {
+        builder = builder.replay_ledger(ledger);
+    }
+    builder = fixtures::register(builder);
+    builder = fixtures::echo(builder);
+    builder = flows::register(builder, connections.clone(), links.clone());
+    Ok(Everything {
+        server: builder.build()?,
+        connections,
+        links,
+    })
+}

@@ -1,0 +1,123 @@
+//! `ferry-everything`: serve Ferry's example MCP server over Streamable HTTP or stdio.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use ferry_everything::app::{PageState, router};
+use ferry_everything::{Options, build};
+use ferry_http::{HttpConfig, StaticTokens};
+use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
+
+/// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
+/// multi-round flows.
+#[derive(Parser, Debug)]
+#[command(name = "ferry-everything", version, about)]
+struct Args {
+    /// Serve Streamable HTTP at this address (endpoint /mcp), e.g. 127.0.0.1:3000.
+    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    http: Option<SocketAddr>,
+    /// Serve on stdin and stdout.
+    #[arg(long)]
+    stdio: bool,
+    /// Accept `Authorization: Bearer TOKEN` as user NAME (repeatable; for development).
+    #[arg(long = "dev-token", value_name = "NAME=TOKEN")]
+    dev_tokens: Vec<String>,
+    /// Refuse requests without a valid dev token (default: they run anonymously).
+    #[arg(long)]
+    require_auth: bool,
+    /// How long a requestState stays valid, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 300)]
+    state_ttl: u64,
+    /// requestState keys as "kid:base64key,..." (the first seals); also FERRY_STATE_KEYS.
+    #[arg(long, env = "FERRY_STATE_KEYS", value_name = "KEYS", hide_env_values = true)]
+    state_keys: Option<String>,
+    /// Keep single-use redemptions in this file (default: in memory).
+    #[arg(long, value_name = "PATH")]
+    ledger: Option<PathBuf>,
+    /// The public base URL of this server, for links it hands out (default: http://ADDR).
+    #[arg(long, value_name = "URL")]
+    public_url: Option<String>,
+    /// Items per list page.
+    #[arg(long, default_value_t = 100)]
+    page_size: usize,
+}
+
+#[tokio::main]
+async fn main() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .init();
+    if let Err(e) = run(Args::parse()).await {
+        eprintln!("ferry-everything: {e}");
+        std::process::exit(1);
+    }
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let mut tokens = StaticTokens::new();
+    for spec in &args.dev_tokens {
+        let (name, token) = spec
+            .split_once('=')
+            .filter(|(n, t)| !n.is_empty() && !t.is_empty())
+            .ok_or_else(|| format!("--dev-token expects NAME=TOKEN, got {:?}", spec.split('=').next().unwrap_or("")))?;
+        tokens = tokens.with(name, token);
+    }
+    let state_keys = match &args.state_keys {
+        Some(text) => Some(KeyRing::parse(text).map_err(|e| format!("--state-keys: {e}"))?),
+        None => None,
+    };
+    let ledger: Option<Arc<dyn ReplayLedger>> = match &args.ledger {
+        Some(path) => Some(Arc::new(RedbLedger::open(path)?)),
+        None => None,
+    };
+    let public_url = args
+        .public_url
+        .clone()
+        .or_else(|| args.http.map(|a| format!("http://{a}")))
+        .unwrap_or_else(|| "http://127.0.0.1:3000".into());
+    let everything = build(Options {
+        state_keys,
+        state_ttl: Duration::from_secs(args.state_ttl),
+        ledger,
+        public_url,
+        page_size: args.page_size,
+    })?;
+    if args.stdio {
+        ferry_stdio::serve_stdio(everything.server).await?;
+        return Ok(());
+    }
+    let addr = args.http.ok_or("give --http ADDR or --stdio")?;
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    let local = listener.local_addr()?;
+    let state = Arc::new(PageState {
+        connections: everything.connections.clone(),
+        links: everything.links.clone(),
+        tokens,
+    });
+    let server = everything.server.clone();
+    let app = router(everything.server, HttpConfig::default(), state, args.require_auth);
+    tracing::info!("serving MCP at http://{local}/mcp");
+    if server.has_ephemeral_state_key() {
+        tracing::warn!(
+            "requestState is sealed with a random per-process key: states will not survive a restart or be accepted by other instances; set --state-keys or FERRY_STATE_KEYS for production"
+        );
+    }
+    use axum::serve::ListenerExt;
+    let listener = listener.tap_io(|tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    axum::serve(listener, app.into_make_service())
+        .with_graceful_shutdown(async move {
+            ferry_http::shutdown_signal().await;
+            server.shutdown();
+        })
+        .await?;
+    Ok(())
+}

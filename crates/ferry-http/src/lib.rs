@@ -1,0 +1,43 @@
+//! Streamable HTTP transport for Ferry MCP servers (MCP 2026-07-28
+//! `transports/streamable-http`).
+//!
+//! - One endpoint, POST only: GET and DELETE get 405 and `Mcp-Session-Id` is ignored.
+//! - Each POST is an independent request, even when JSON-RPC ids repeat across POSTs.
+//! - Responses are JSON, or SSE when the handler streams progress or log messages and for
+//!   `subscriptions/listen` (with `X-Accel-Buffering: no` and keep-alive comments).
+//! - `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` are checked against
+//!   the body (400 with -32020), with `=?base64?…?=` decoding.
+//! - `Origin` and `Host` are validated (403), bodies are size-limited (413), handlers are
+//!   time-limited, and closing a stream cancels its handler.
+//!
+//! ```no_run
+//! use ferry_http::{HttpConfig, McpService};
+//!
+//! # async fn run() -> std::io::Result<()> {
+//! let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! ferry_http::serve(listener, "/mcp", McpService::new(server, HttpConfig::default())).await
+//! # }
+//! ```
+//!
+//! Inside an axum app, mount the service at a path:
+//!
+//! ```no_run
+//! # use ferry_http::{HttpConfig, McpService};
+//! # let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
+//! let app: axum::Router = axum::Router::new()
+//!     .route_service("/mcp", McpService::new(server, HttpConfig::default()));
+//! ```
+#![forbid(unsafe_code)]
+
+mod auth;
+mod body;
+mod config;
+mod serve;
+mod service;
+
+pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
+pub use body::McpBody;
+pub use config::{HttpConfig, OriginPolicy};
+pub use serve::{bind_and_serve, serve, serve_with_shutdown, shutdown_signal};
+pub use service::McpService;

@@ -1,0 +1,236 @@
+//! Method names of 2026-07-28, and typed request/notification descriptors
+//! (DIGEST §2.10).
+//!
+//! Client requests are the ten constants from [`DISCOVER`] to [`TOOLS_CALL`]; the three
+//! input-request methods ([`ELICITATION_CREATE`], [`SAMPLING_CREATE_MESSAGE`],
+//! [`ROOTS_LIST`]) only travel inside an `InputRequiredResult`. Notification names live in
+//! [`crate::notifications`], and 2025-11-25-only names in [`crate::legacy`].
+//!
+//! The marker types ([`CallTool`], [`Progress`], ...) tie a method to its params and
+//! result types:
+//!
+//! ```
+//! use ferry_protocol::methods::{CallTool, RequestType};
+//! use ferry_protocol::tools::CallToolRequestParams;
+//!
+//! let req = CallTool::request(1, CallToolRequestParams::new("get_weather"));
+//! assert_eq!(req.method, "tools/call");
+//! ```
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::completion::{CompleteRequestParams, CompleteResult};
+use crate::discover::DiscoverResult;
+use crate::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};
+use crate::logging::LoggingMessageNotificationParams;
+use crate::mrtr::MrtrResult;
+use crate::notifications::{
+    self, CancelledNotificationParams, NotificationParams, ProgressNotificationParams,
+    ResourceUpdatedNotificationParams,
+};
+use crate::pagination::{PaginatedRequestParams, RequestParams};
+use crate::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult};
+use crate::resources::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
+};
+use crate::subscriptions::{
+    SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
+    SubscriptionsListenResult,
+};
+use crate::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
+
+/// `server/discover`.
+pub const DISCOVER: &str = "server/discover";
+/// `completion/complete`.
+pub const COMPLETION_COMPLETE: &str = "completion/complete";
+/// `prompts/list`.
+pub const PROMPTS_LIST: &str = "prompts/list";
+/// `prompts/get`.
+pub const PROMPTS_GET: &str = "prompts/get";
+/// `resources/list`.
+pub const RESOURCES_LIST: &str = "resources/list";
+/// `resources/templates/list`.
+pub const RESOURCES_TEMPLATES_LIST: &str = "resources/templates/list";
+/// `resources/read`.
+pub const RESOURCES_READ: &str = "resources/read";
+/// `subscriptions/listen`.
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+/// `tools/list`.
+pub const TOOLS_LIST: &str = "tools/list";
+/// `tools/call`.
+pub const TOOLS_CALL: &str = "tools/call";
+
+/// Input request `elicitation/create` (inside `InputRequiredResult` only).
+pub const ELICITATION_CREATE: &str = "elicitation/create";
+/// Input request `sampling/createMessage` (inside `InputRequiredResult` only; deprecated).
+pub const SAMPLING_CREATE_MESSAGE: &str = "sampling/createMessage";
+/// Input request `roots/list` (inside `InputRequiredResult` only; deprecated).
+pub const ROOTS_LIST: &str = "roots/list";
+
+/// Every 2026-07-28 client request method.
+pub const ALL: [&str; 10] = [
+    DISCOVER,
+    COMPLETION_COMPLETE,
+    PROMPTS_LIST,
+    PROMPTS_GET,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+    SUBSCRIPTIONS_LISTEN,
+    TOOLS_LIST,
+    TOOLS_CALL,
+];
+
+/// The input request methods.
+pub const INPUT_REQUESTS: [&str; 3] = [ELICITATION_CREATE, SAMPLING_CREATE_MESSAGE, ROOTS_LIST];
+
+/// The requests that may answer with an `InputRequiredResult` and take `inputResponses`.
+pub const MRTR_CAPABLE: [&str; 3] = [TOOLS_CALL, PROMPTS_GET, RESOURCES_READ];
+
+/// The paginated list requests.
+pub const PAGINATED: [&str; 4] = [
+    TOOLS_LIST,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+];
+
+/// The requests whose complete results carry `ttlMs` and `cacheScope`.
+pub const CACHEABLE: [&str; 6] = [
+    DISCOVER,
+    TOOLS_LIST,
+    PROMPTS_LIST,
+    RESOURCES_LIST,
+    RESOURCES_TEMPLATES_LIST,
+    RESOURCES_READ,
+];
+
+/// Whether `method` is a 2026-07-28 client request.
+pub fn is_request(method: &str) -> bool {
+    ALL.contains(&method)
+}
+
+/// Whether `method` may return an `InputRequiredResult`.
+pub fn is_mrtr_capable(method: &str) -> bool {
+    MRTR_CAPABLE.contains(&method)
+}
+
+/// Whether `method` is a paginated list.
+pub fn is_paginated(method: &str) -> bool {
+    PAGINATED.contains(&method)
+}
+
+/// Whether `method`'s complete results are cacheable.
+pub fn is_cacheable(method: &str) -> bool {
+    CACHEABLE.contains(&method)
+}
+
+/// The params member mirrored in the HTTP `Mcp-Name` header: `name` for `tools/call` and
+/// `prompts/get`, `uri` for `resources/read`, `taskId` for the Tasks extension's
+/// `tasks/get`, `tasks/update` and `tasks/cancel`.
+pub fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        TOOLS_CALL | PROMPTS_GET => Some("name"),
+        RESOURCES_READ => Some("uri"),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        _ => None,
+    }
+}
+
+/// A request method with its params and result types.
+pub trait RequestType {
+    /// The method name.
+    const METHOD: &'static str;
+    /// The params type.
+    type Params: Serialize + DeserializeOwned;
+    /// The result type.
+    type Result: Serialize + DeserializeOwned;
+
+    /// Builds the JSON-RPC request.
+    fn request(id: impl Into<RequestId>, params: Self::Params) -> JsonRpcRequest<Self::Params> {
+        JsonRpcRequest::new(id, Self::METHOD, params)
+    }
+}
+
+/// A notification method with its params type.
+pub trait NotificationType {
+    /// The method name.
+    const METHOD: &'static str;
+    /// The params type.
+    type Params: Serialize + DeserializeOwned;
+
+    /// Builds the JSON-RPC notification.
+    fn notification(params: Self::Params) -> JsonRpcNotification<Self::Params> {
+        JsonRpcNotification::new(Self::METHOD, params)
+    }
+}
+
+macro_rules! request_types {
+    ($($(#[$doc:meta])* $name:ident => $method:expr, $params:ty, $result:ty;)*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        impl RequestType for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+            type Result = $result;
+        }
+    )*};
+}
+
+macro_rules! notification_types {
+    ($($(#[$doc:meta])* $name:ident => $method:expr, $params:ty;)*) => {$(
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+        pub struct $name;
+
+        impl NotificationType for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    )*};
+}
+
+request_types! {
+    /// `server/discover`.
+    Discover => DISCOVER, RequestParams, DiscoverResult;
+    /// `completion/complete`.
+    Complete => COMPLETION_COMPLETE, CompleteRequestParams, CompleteResult;
+    /// `prompts/list`.
+    ListPrompts => PROMPTS_LIST, PaginatedRequestParams, ListPromptsResult;
+    /// `prompts/get`; may ask for input first.
+    GetPrompt => PROMPTS_GET, GetPromptRequestParams, MrtrResult<GetPromptResult>;
+    /// `resources/list`.
+    ListResources => RESOURCES_LIST, PaginatedRequestParams, ListResourcesResult;
+    /// `resources/templates/list`.
+    ListResourceTemplates => RESOURCES_TEMPLATES_LIST, PaginatedRequestParams, ListResourceTemplatesResult;
+    /// `resources/read`; may ask for input first.
+    ReadResource => RESOURCES_READ, ReadResourceRequestParams, MrtrResult<ReadResourceResult>;
+    /// `subscriptions/listen`; its result only ends the stream.
+    SubscriptionsListen => SUBSCRIPTIONS_LISTEN, SubscriptionsListenRequestParams, SubscriptionsListenResult;
+    /// `tools/list`.
+    ListTools => TOOLS_LIST, PaginatedRequestParams, ListToolsResult;
+    /// `tools/call`; may ask for input first.
+    CallTool => TOOLS_CALL, CallToolRequestParams, MrtrResult<CallToolResult>;
+}
+
+notification_types! {
+    /// `notifications/cancelled`.
+    Cancelled => notifications::CANCELLED, CancelledNotificationParams;
+    /// `notifications/progress`.
+    Progress => notifications::PROGRESS, ProgressNotificationParams;
+    /// `notifications/message` (deprecated).
+    LoggingMessage => notifications::MESSAGE, LoggingMessageNotificationParams;
+    /// `notifications/resources/updated`.
+    ResourceUpdated => notifications::RESOURCES_UPDATED, ResourceUpdatedNotificationParams;
+    /// `notifications/resources/list_changed`.
+    ResourceListChanged => notifications::RESOURCES_LIST_CHANGED, NotificationParams;
+    /// `notifications/tools/list_changed`.
+    ToolListChanged => notifications::TOOLS_LIST_CHANGED, NotificationParams;
+    /// `notifications/prompts/list_changed`.
+    PromptListChanged => notifications::PROMPTS_LIST_CHANGED, NotificationParams;
+    /// `notifications/subscriptions/acknowledged`.
+    SubscriptionsAcknowledged => notifications::SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionsAcknowledgedNotificationParams;
+}

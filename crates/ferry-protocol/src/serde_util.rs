@@ -1,0 +1,32 @@
+//! Small serde helpers shared by the message modules.
+
+use serde::{Deserialize, Deserializer, Serializer};
+use serde_json::Value;
+
+/// The largest integer an `f64` holds exactly (2^53).
+const EXACT_INT: f64 = 9_007_199_254_740_992.0;
+
+/// Writes an `f64` with no fractional part as a JSON integer (`50`, not `50.0`), so numbers
+/// read from the wire are written back the way they came.
+pub(crate) fn compact_f64<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    if v.fract() == 0.0 && v.abs() < EXACT_INT {
+        // The range check above makes the cast exact.
+        s.serialize_i64(*v as i64)
+    } else {
+        s.serialize_f64(*v)
+    }
+}
+
+/// [`compact_f64`] for an optional field (used with `skip_serializing_if = "Option::is_none"`).
+pub(crate) fn compact_f64_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S::Ok, S::Error> {
+    match v {
+        Some(v) => compact_f64(v, s),
+        None => s.serialize_none(),
+    }
+}
+
+/// Reads an optional "any JSON value" member, keeping an explicit `null` as `Some(Null)`.
+/// Use with `#[serde(default)]` so an absent member stays `None`.
+pub(crate) fn any_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}

@@ -1,0 +1,516 @@
+//! Asking the client for input: elicitation (form and URL), sampling and roots.
+//!
+//! A handler asks with one call that works on both protocol eras. On a 2026-07-28 request
+//! an ask with no answer yet stops the handler with an [`Interrupt`]; the server answers
+//! with an `InputRequiredResult` listing every pending ask, the client retries with the
+//! answers, the handler runs again from the top, and the same ask now returns its answer
+//! (DIGEST §4, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
+//! a later round never asks again.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+use ferry_form::{Form, FormSchema};
+use ferry_protocol::capabilities::required;
+use ferry_protocol::elicitation::{ElicitAction, ElicitResult};
+use ferry_protocol::roots::{ListRootsResult, Root};
+#[allow(deprecated)]
+use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use ferry_protocol::{ClientCapabilities, ErrorObject};
+use serde_json::{Map, Value, json};
+
+use crate::context::Context;
+
+/// Stops a handler: either the client must supply input first, or the request failed
+/// while asking (a capability the client did not declare, a malformed answer).
+///
+/// Handlers never build one; they pass it on with `?` and Ferry turns it into the right
+/// response.
+#[derive(Debug)]
+pub struct Interrupt {
+    pub(crate) kind: InterruptKind,
+}
+
+#[derive(Debug)]
+pub(crate) enum InterruptKind {
+    /// Some asks have no answer: answer with an `InputRequiredResult`.
+    InputRequired,
+    /// The handler asked the client to retry at once with only a new state.
+    Checkpoint,
+    /// The request fails with this JSON-RPC error.
+    Failed(ErrorObject),
+}
+
+impl Interrupt {
+    pub(crate) fn input_required() -> Self {
+        Interrupt {
+            kind: InterruptKind::InputRequired,
+        }
+    }
+
+    pub(crate) fn failed(error: ErrorObject) -> Self {
+        Interrupt {
+            kind: InterruptKind::Failed(error),
+        }
+    }
+
+    pub(crate) fn checkpoint() -> Self {
+        Interrupt {
+            kind: InterruptKind::Checkpoint,
+        }
+    }
+}
+
+/// The user's answer to a form elicitation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Elicitation<T> {
+    /// The user submitted the form; the content parsed into `T`.
+    Accept(T),
+    /// The user explicitly refused.
+    Decline,
+    /// The user dismissed the request without choosing.
+    Cancel,
+}
+
+impl<T> Elicitation<T> {
+    /// The accepted value, if any.
+    pub fn accepted(self) -> Option<T> {
+        match self {
+            Elicitation::Accept(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+/// The user's answer to a URL-mode elicitation. `Accept` means the user agreed to open the
+/// URL, not that the out-of-band interaction finished: check that on your side.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UrlConsent {
+    /// The user opened (or agreed to open) the URL.
+    Accept,
+    /// The user refused.
+    Decline,
+    /// The user dismissed the request.
+    Cancel,
+}
+
+/// The kinds of input a server can ask for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AskKind {
+    /// `elicitation/create` in form mode.
+    Form,
+    /// `elicitation/create` in URL mode.
+    Url,
+    /// `sampling/createMessage` (deprecated).
+    Sampling,
+    /// `roots/list` (deprecated).
+    Roots,
+}
+
+impl AskKind {
+    /// The short name stored in sealed state and used for default keys.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            AskKind::Form => "form",
+            AskKind::Url => "url",
+            AskKind::Sampling => "sampling",
+            AskKind::Roots => "roots",
+        }
+    }
+
+    /// Parses [`AskKind::as_str`].
+    pub fn parse(s: &str) -> Option<AskKind> {
+        Some(match s {
+            "form" => AskKind::Form,
+            "url" => AskKind::Url,
+            "sampling" => AskKind::Sampling,
+            "roots" => AskKind::Roots,
+            _ => return None,
+        })
+    }
+
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// What one ask sends: the `InputRequest` payload.
+#[derive(Clone, Debug)]
+pub(crate) enum AskSpec {
+    Form { message: String, schema: FormSchema },
+    Url { message: String, url: String },
+    Sampling(Value),
+    Roots,
+}
+
+impl AskSpec {
+    pub(crate) fn kind(&self) -> AskKind {
+        match self {
+            AskSpec::Form { .. } => AskKind::Form,
+            AskSpec::Url { .. } => AskKind::Url,
+            AskSpec::Sampling(_) => AskKind::Sampling,
+            AskSpec::Roots => AskKind::Roots,
+        }
+    }
+
+    /// The `InputRequest` object (`{method, params}`).
+    pub(crate) fn to_input_request(&self) -> Value {
+        match self {
+            AskSpec::Form { message, schema } => json!({
+                "method": "elicitation/create",
+                "params": {"mode": "form", "message": message, "requestedSchema": schema.as_value()}
+            }),
+            AskSpec::Url { message, url } => json!({
+                "method": "elicitation/create",
+                "params": {"mode": "url", "message": message, "url": url}
+            }),
+            AskSpec::Sampling(params) => json!({"method": "sampling/createMessage", "params": params}),
+            AskSpec::Roots => json!({"method": "roots/list", "params": {}}),
+        }
+    }
+
+    /// Refuses the ask when this request's client capabilities do not allow it
+    /// (mrtr.mdx: never send what the client did not declare; -32021 instead).
+    pub(crate) fn check_capabilities(&self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
+        let missing = match self {
+            AskSpec::Form { .. } if !caps.supports_elicitation_form() => {
+                Some(("elicitation (form mode)", required(&["elicitation", "form"])))
+            }
+            AskSpec::Url { .. } if !caps.supports_elicitation_url() => {
+                Some(("elicitation (URL mode)", required(&["elicitation", "url"])))
+            }
+            AskSpec::Sampling(params) => {
+                let needs_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
+                if !caps.supports_sampling() {
+                    Some(("sampling", required(&["sampling"])))
+                } else if needs_tools && !caps.supports_sampling_tools() {
+                    Some(("sampling with tools", required(&["sampling", "tools"])))
+                } else {
+                    None
+                }
+            }
+            AskSpec::Roots if !caps.supports_roots() => Some(("roots", required(&["roots"]))),
+            _ => None,
+        };
+        match missing {
+            None => Ok(()),
+            Some((what, caps)) => Err(ErrorObject::missing_capability(
+                format!("Server requires the {what} capability for this request"),
+                caps,
+            )),
+        }
+    }
+}
+
+/// How an answer failed to satisfy its ask.
+pub(crate) enum AnswerProblem {
+    /// Not an answer of the right shape: the request fails with -32602.
+    Malformed(String),
+    /// Well-formed, but not acceptable (e.g. form content that fails the schema): ask again.
+    Unacceptable(String),
+}
+
+/// A type an ask resolves to, parsed from the client's answer.
+pub trait AskOutput: Sized + Send + 'static {
+    #[doc(hidden)]
+    fn from_answer(spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef>;
+}
+
+/// Opaque view of an ask, for [`AskOutput`] implementations inside Ferry.
+#[doc(hidden)]
+pub struct AskSpecRef<'a>(pub(crate) &'a AskSpec);
+
+/// Opaque answer problem, for [`AskOutput`] implementations inside Ferry.
+#[doc(hidden)]
+pub struct AnswerProblemRef(pub(crate) AnswerProblem);
+
+fn parse_elicit_result(answer: &Value) -> Result<ElicitResult, AnswerProblemRef> {
+    serde_json::from_value::<ElicitResult>(answer.clone()).map_err(|e| {
+        AnswerProblemRef(AnswerProblem::Malformed(format!(
+            "inputResponses: not an ElicitResult: {e}"
+        )))
+    })
+}
+
+fn content_map<V: serde::Serialize>(content: Option<impl IntoIterator<Item = (String, V)>>) -> Map<String, Value> {
+    content
+        .map(|c| {
+            c.into_iter()
+                .map(|(k, v)| (k, serde_json::to_value(v).unwrap_or(Value::Null)))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+impl<T: Form + Send + 'static> AskOutput for Elicitation<T> {
+    fn from_answer(spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
+        let result = parse_elicit_result(answer)?;
+        match result.action {
+            ElicitAction::Decline => Ok(Elicitation::Decline),
+            ElicitAction::Cancel => Ok(Elicitation::Cancel),
+            ElicitAction::Accept => {
+                let AskSpec::Form { schema, .. } = spec.0 else {
+                    return Err(AnswerProblemRef(AnswerProblem::Malformed(
+                        "inputResponses: answer does not match its request".into(),
+                    )));
+                };
+                let content = content_map(result.content);
+                schema
+                    .validate_content(&content)
+                    .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
+                ferry_form::parse_content::<T>(&content)
+                    .map(Elicitation::Accept)
+                    .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))
+            }
+        }
+    }
+}
+
+/// The content of an accepted form built at run time (see [`Context::elicit_with`]):
+/// property name to value, already checked against the form's schema.
+///
+/// [`Context::elicit_with`]: crate::Context::elicit_with
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FormAnswers(pub Map<String, Value>);
+
+impl FormAnswers {
+    /// A value by property name.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0.get(name)
+    }
+}
+
+impl AskOutput for Elicitation<FormAnswers> {
+    fn from_answer(spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
+        let result = parse_elicit_result(answer)?;
+        match result.action {
+            ElicitAction::Decline => Ok(Elicitation::Decline),
+            ElicitAction::Cancel => Ok(Elicitation::Cancel),
+            ElicitAction::Accept => {
+                let AskSpec::Form { schema, .. } = spec.0 else {
+                    return Err(AnswerProblemRef(AnswerProblem::Malformed(
+                        "inputResponses: answer does not match its request".into(),
+                    )));
+                };
+                let content = content_map(result.content);
+                schema
+                    .validate_content(&content)
+                    .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
+                Ok(Elicitation::Accept(FormAnswers(content)))
+            }
+        }
+    }
+}
+
+impl AskOutput for UrlConsent {
+    fn from_answer(_spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
+        Ok(match parse_elicit_result(answer)?.action {
+            ElicitAction::Accept => UrlConsent::Accept,
+            ElicitAction::Decline => UrlConsent::Decline,
+            ElicitAction::Cancel => UrlConsent::Cancel,
+        })
+    }
+}
+
+#[allow(deprecated)]
+impl AskOutput for CreateMessageResult {
+    fn from_answer(_spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
+        serde_json::from_value(answer.clone()).map_err(|e| {
+            AnswerProblemRef(AnswerProblem::Malformed(format!(
+                "inputResponses: not a CreateMessageResult: {e}"
+            )))
+        })
+    }
+}
+
+#[allow(deprecated)]
+impl AskOutput for Vec<Root> {
+    fn from_answer(_spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
+        let list: ListRootsResult = serde_json::from_value(answer.clone()).map_err(|e| {
+            AnswerProblemRef(AnswerProblem::Malformed(format!(
+                "inputResponses: not a ListRootsResult: {e}"
+            )))
+        })?;
+        Ok(list.roots)
+    }
+}
+
+/// Per-request bookkeeping of asks and answers.
+#[derive(Debug, Default)]
+pub(crate) struct AskBook {
+    /// Answers usable in this run: from the sealed state and from this round.
+    pub(crate) answers: BTreeMap<String, Value>,
+    /// Asks made in this run that have no (acceptable) answer, in order.
+    pub(crate) pending: Vec<(String, AskSpec)>,
+    /// Every key asked in this run, answered or not.
+    pub(crate) asked: BTreeSet<String>,
+    /// Default-key counters per kind.
+    counters: [u32; 4],
+    /// The handler's own state from the previous round.
+    pub(crate) app_in: Option<Value>,
+    /// The handler's own state for the next round.
+    pub(crate) app_out: Option<Value>,
+}
+
+impl AskBook {
+    fn next_key(&mut self, kind: AskKind) -> String {
+        let n = &mut self.counters[kind.index()];
+        *n += 1;
+        if *n == 1 {
+            kind.as_str().to_owned()
+        } else {
+            format!("{}-{}", kind.as_str(), n)
+        }
+    }
+}
+
+/// One request for input, ready to be awaited (alone, or with others in
+/// [`Context::ask_all`]).
+#[must_use = "an ask does nothing until awaited"]
+pub struct Ask<T> {
+    pub(crate) ctx: Context,
+    pub(crate) key: Option<String>,
+    pub(crate) spec: AskSpec,
+    _out: PhantomData<fn() -> T>,
+}
+
+impl<T: AskOutput> Ask<T> {
+    pub(crate) fn new(ctx: Context, spec: AskSpec) -> Self {
+        Ask {
+            ctx,
+            key: None,
+            spec,
+            _out: PhantomData,
+        }
+    }
+
+    /// Sets the key this ask has in `inputRequests` and `inputResponses`. Keys must be
+    /// unique within one request. Without one, Ferry numbers asks per kind in the order
+    /// they are made (`form`, `form-2`, …), which is stable across rounds as long as the
+    /// handler asks in the same order.
+    pub fn key(mut self, key: impl Into<String>) -> Self {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Resolves against the answers at hand, recording the ask as pending when there is
+    /// no acceptable answer.
+    pub(crate) fn resolve(self) -> Result<T, Interrupt> {
+        let ctx = self.ctx;
+        self.spec
+            .check_capabilities(ctx.client_capabilities())
+            .map_err(Interrupt::failed)?;
+        let mut book = ctx.asks();
+        let key = match self.key {
+            Some(k) => k,
+            None => book.next_key(self.spec.kind()),
+        };
+        if !book.asked.insert(key.clone()) {
+            return Err(Interrupt::failed(ErrorObject::internal(format!(
+                "Internal error: the server asked twice under the key {key:?}"
+            ))));
+        }
+        if let Some(answer) = book.answers.get(&key) {
+            match T::from_answer(&AskSpecRef(&self.spec), answer) {
+                Ok(v) => return Ok(v),
+                Err(AnswerProblemRef(AnswerProblem::Malformed(m))) => {
+                    return Err(Interrupt::failed(ErrorObject::invalid_params(m)));
+                }
+                Err(AnswerProblemRef(AnswerProblem::Unacceptable(why))) => {
+                    tracing::debug!(key = %key, reason = %why, "answer not acceptable; asking again");
+                    book.answers.remove(&key);
+                }
+            }
+        }
+        book.pending.push((key, self.spec));
+        Err(Interrupt::input_required())
+    }
+}
+
+impl<T: AskOutput> IntoFuture for Ask<T> {
+    type Output = Result<T, Interrupt>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        let out = self.resolve();
+        Box::pin(std::future::ready(out))
+    }
+}
+
+/// Several asks that go out together, in one round. Implemented for tuples of [`Ask`]s.
+pub trait AskSet {
+    /// The answers, in the same shape as the tuple.
+    type Output;
+    #[doc(hidden)]
+    fn resolve_all(self) -> Result<Self::Output, Interrupt>;
+}
+
+macro_rules! ask_set {
+    ($($t:ident $v:ident),+) => {
+        impl<$($t: AskOutput),+> AskSet for ($(Ask<$t>,)+) {
+            type Output = ($($t,)+);
+            fn resolve_all(self) -> Result<Self::Output, Interrupt> {
+                let ($($v,)+) = self;
+                $(let $v = $v.resolve();)+
+                let failed = false $(|| matches!(&$v, Err(Interrupt { kind: InterruptKind::Failed(_) })))+;
+                if failed {
+                    $(if let Err(e) = $v {
+                        if matches!(e.kind, InterruptKind::Failed(_)) {
+                            return Err(e);
+                        }
+                    })+
+                    return Err(Interrupt::input_required());
+                }
+                if false $(|| $v.is_err())+ {
+                    return Err(Interrupt::input_required());
+                }
+                Ok(($(match $v { Ok(v) => v, Err(e) => return Err(e) },)+))
+            }
+        }
+    };
+}
+
+ask_set!(A a);
+ask_set!(A a, B b);
+ask_set!(A a, B b, C c);
+ask_set!(A a, B b, C c, D d);
+ask_set!(A a, B b, C c, D d, E e);
+ask_set!(A a, B b, C c, D d, E e, F f);
+
+impl<T: AskOutput> AskSet for Vec<Ask<T>> {
+    type Output = Vec<T>;
+    fn resolve_all(self) -> Result<Self::Output, Interrupt> {
+        let results: Vec<_> = self.into_iter().map(Ask::resolve).collect();
+        let mut out = Vec::with_capacity(results.len());
+        let mut missing = false;
+        for r in results {
+            match r {
+                Ok(v) => out.push(v),
+                Err(Interrupt {
+                    kind: InterruptKind::Failed(e),
+                }) => return Err(Interrupt::failed(e)),
+                Err(_) => missing = true,
+            }
+        }
+        if missing {
+            Err(Interrupt::input_required())
+        } else {
+            Ok(out)
+        }
+    }
+}
+
+/// Builds a form ask for `T`.
+pub(crate) fn form_spec<T: Form>(message: String) -> AskSpec {
+    AskSpec::Form {
+        message,
+        schema: T::form_schema(),
+    }
+}
+
+#[allow(deprecated)]
+pub(crate) fn sampling_spec(params: &CreateMessageRequestParams) -> AskSpec {
+    AskSpec::Sampling(serde_json::to_value(params).unwrap_or(Value::Null))
+}

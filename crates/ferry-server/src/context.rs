@@ -1,0 +1,294 @@
+//! The context a handler receives: who asked, with what capabilities, and the means to
+//! report progress, log, notice cancellation and ask the client for input.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use ferry_form::Form;
+use ferry_protocol::common::Implementation;
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::logging::LoggingLevel;
+use ferry_protocol::meta::RequestMeta;
+#[allow(deprecated)]
+use ferry_protocol::roots::Root;
+#[allow(deprecated)]
+use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
+use ferry_protocol::{ClientCapabilities, ProtocolVersion};
+use parking_lot::{Mutex, MutexGuard};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::ask::{Ask, AskBook, AskOutput, AskSet, AskSpec, Elicitation, Interrupt, UrlConsent};
+use crate::deprecation;
+use crate::error::Error;
+use crate::outbound::Outbound;
+use crate::principal::Principal;
+use crate::server::Server;
+
+/// Everything a handler may need about the request it serves.
+///
+/// Cheap to clone; clones share the request's state. It is only valid for the request it
+/// was made for: Ferry never carries anything from one request into another.
+#[derive(Clone)]
+pub struct Context {
+    inner: Arc<ContextInner>,
+}
+
+pub(crate) struct ContextInner {
+    pub(crate) id: RequestId,
+    pub(crate) method: &'static str,
+    pub(crate) version: ProtocolVersion,
+    pub(crate) meta: RequestMeta,
+    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) principal: Option<Principal>,
+    pub(crate) outbound: Outbound,
+    pub(crate) cancel: CancellationToken,
+    pub(crate) server: Server,
+    pub(crate) last_progress: Mutex<Option<f64>>,
+    pub(crate) asks: Mutex<AskBook>,
+}
+
+impl Context {
+    pub(crate) fn new(inner: ContextInner) -> Self {
+        Context {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// The JSON-RPC id of the request.
+    pub fn request_id(&self) -> &RequestId {
+        &self.inner.id
+    }
+
+    /// The method being served, e.g. `tools/call`.
+    pub fn method(&self) -> &'static str {
+        self.inner.method
+    }
+
+    /// The protocol revision of this request.
+    pub fn protocol_version(&self) -> ProtocolVersion {
+        self.inner.version
+    }
+
+    /// The request's `_meta`, as sent.
+    pub fn meta(&self) -> &RequestMeta {
+        &self.inner.meta
+    }
+
+    /// The client capabilities declared on this request.
+    pub fn client_capabilities(&self) -> &ClientCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// The client's self-description, if it sent one. Unverified: display and logs only.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.inner.meta.client_info.as_ref()
+    }
+
+    /// The authenticated principal, set by an authentication layer; `None` without one.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.inner.principal.as_ref()
+    }
+
+    /// The server serving this request, e.g. to publish a resource update.
+    pub fn server(&self) -> &Server {
+        &self.inner.server
+    }
+
+    /// Whether the client cancelled the request (stdio `notifications/cancelled`, HTTP
+    /// disconnect). Ferry also drops the handler's future on cancellation; this is for
+    /// work the handler spawned elsewhere.
+    pub fn is_cancelled(&self) -> bool {
+        self.inner.cancel.is_cancelled()
+    }
+
+    /// Completes when the request is cancelled.
+    pub async fn cancelled(&self) {
+        self.inner.cancel.cancelled().await
+    }
+
+    /// A token cancelled with the request, to hand to spawned work.
+    pub fn cancellation_token(&self) -> CancellationToken {
+        self.inner.cancel.clone()
+    }
+
+    /// Reports progress, if the client asked for it with a `progressToken`. `progress`
+    /// must grow with every call; a value that does not is dropped (DIGEST §7.8).
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.inner.meta.progress_token else {
+            return;
+        };
+        {
+            let mut last = self.inner.last_progress.lock();
+            if last.is_some_and(|l| progress <= l) {
+                tracing::debug!(progress, "progress must increase; notification dropped");
+                return;
+            }
+            *last = Some(progress);
+        }
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.notify("notifications/progress", params).await;
+    }
+
+    /// Sends a log message to the client (deprecated feature: prefer stderr or
+    /// OpenTelemetry). On a 2026-07-28 request it is sent only when the request's `_meta`
+    /// carries `io.modelcontextprotocol/logLevel` and `level` is at or above it, and only on
+    /// this request's own stream.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP logging is deprecated in 2026-07-28 (SEP-2577): log to stderr (stdio) or OpenTelemetry instead"
+    )]
+    pub async fn log(&self, level: LoggingLevel, logger: Option<&str>, data: Value) {
+        let Some(min) = self.inner.log_level else {
+            return;
+        };
+        if level < min {
+            return;
+        }
+        deprecation::warn_once(deprecation::Feature::Logging);
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.notify("notifications/message", params).await;
+    }
+
+    async fn notify(&self, method: &str, params: Value) {
+        if !self.inner.outbound.is_open() {
+            return;
+        }
+        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+        if let Ok(bytes) = serde_json::to_vec(&msg) {
+            self.inner.outbound.send(Bytes::from(bytes)).await;
+        }
+    }
+
+    /// Asks the user to fill in a form described by `T` (elicitation, form mode).
+    ///
+    /// Await it for the answer; chain [`Ask::key`] first to name it. Accept, decline and
+    /// cancel all come back as values. Fails with -32021 when this request's client did
+    /// not declare form elicitation.
+    pub fn elicit<T: Form + Send + 'static>(&self, message: impl Into<String>) -> Ask<Elicitation<T>> {
+        Ask::new(self.clone(), crate::ask::form_spec::<T>(message.into()))
+    }
+
+    /// Asks the user to fill in a form built at run time. The schema must be in the
+    /// spec's flat primitive subset ([`ferry_form::FormSchema::from_value`] checks it).
+    pub fn elicit_with(
+        &self,
+        message: impl Into<String>,
+        schema: ferry_form::FormSchema,
+    ) -> Ask<Elicitation<crate::ask::FormAnswers>> {
+        Ask::new(
+            self.clone(),
+            AskSpec::Form {
+                message: message.into(),
+                schema,
+            },
+        )
+    }
+
+    /// Asks the user to open `url` and finish an interaction there (elicitation, URL
+    /// mode), for anything that must not pass through the client: credentials, payments,
+    /// third-party authorization. Fails with -32021 when the client did not declare URL
+    /// mode.
+    pub fn elicit_url(&self, message: impl Into<String>, url: impl Into<String>) -> Ask<UrlConsent> {
+        Ask::new(
+            self.clone(),
+            AskSpec::Url {
+                message: message.into(),
+                url: url.into(),
+            },
+        )
+    }
+
+    /// Asks the client's model for a completion (sampling).
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP sampling is deprecated in 2026-07-28 (SEP-2577): call your LLM provider's API directly"
+    )]
+    #[allow(deprecated)]
+    pub fn sample(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
+        deprecation::warn_once(deprecation::Feature::Sampling);
+        Ask::new(self.clone(), crate::ask::sampling_spec(&params))
+    }
+
+    /// Asks the client for its roots.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP roots are deprecated in 2026-07-28 (SEP-2577): pass directories and files as tool parameters, resource URIs or server configuration"
+    )]
+    #[allow(deprecated)]
+    pub fn roots(&self) -> Ask<Vec<Root>> {
+        deprecation::warn_once(deprecation::Feature::Roots);
+        Ask::new(self.clone(), AskSpec::Roots)
+    }
+
+    /// Awaits several asks at once, so those without answers go to the client in one
+    /// round: `let (a, b) = ctx.ask_all((ask_a, ask_b)).await?;`.
+    pub async fn ask_all<S: AskSet>(&self, asks: S) -> Result<S::Output, Interrupt> {
+        asks.resolve_all()
+    }
+
+    /// The handler's own state from the previous round, if it stored one with
+    /// [`Context::checkpoint`] or [`Context::set_state`].
+    pub fn state<T: DeserializeOwned>(&self) -> Option<T> {
+        let book = self.asks();
+        book.app_in
+            .as_ref()
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+    }
+
+    /// Stores handler state for the next round (sealed with the rest of `requestState`).
+    pub fn set_state<T: Serialize>(&self, state: &T) -> Result<(), Error> {
+        let value = serde_json::to_value(state)
+            .map_err(|e| Error::execution(format!("state could not be serialized: {e}")))?;
+        self.asks().app_out = Some(value);
+        Ok(())
+    }
+
+    /// Stores `state` and ends this round with a state-only `InputRequiredResult`: the
+    /// client retries at once, possibly on another instance, and the handler resumes from
+    /// [`Context::state`]. Use it to shed load or split long work. Return the result:
+    /// `return Err(ctx.checkpoint(&progress))`.
+    pub fn checkpoint<T: Serialize>(&self, state: &T) -> Error {
+        match self.set_state(state) {
+            Ok(()) => Error::from(Interrupt::checkpoint()),
+            Err(e) => e,
+        }
+    }
+
+    pub(crate) fn asks(&self) -> MutexGuard<'_, AskBook> {
+        self.inner.asks.lock()
+    }
+
+    pub(crate) fn inner(&self) -> &ContextInner {
+        &self.inner
+    }
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("id", &self.inner.id)
+            .field("method", &self.inner.method)
+            .field("principal", &self.inner.principal)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: AskOutput> Ask<T> {
+    /// Shorthand for awaiting: resolves this ask alone.
+    pub async fn get(self) -> Result<T, Interrupt> {
+        self.await
+    }
+}

@@ -1,0 +1,75 @@
+//! Build Model Context Protocol servers that speak revision 2026-07-28.
+//!
+//! `ferry-server` holds everything about serving MCP that is not I/O: the registry of
+//! tools, prompts and resources, the per-request rules of the stateless protocol, the
+//! handler [`Context`], the Multi Round-Trip Request engine with sealed, bound and
+//! optionally single-use `requestState`, and `subscriptions/listen`. Transports
+//! (`ferry-stdio`, `ferry-http`) feed it bytes and write what it returns.
+//!
+//! ```
+//! use ferry_server::{tool, Context, Elicitation, Result, Server};
+//! use schemars::JsonSchema;
+//! use serde::Deserialize;
+//!
+//! #[derive(Deserialize, JsonSchema)]
+//! struct DeleteArgs { path: String }
+//!
+//! #[derive(Deserialize, ferry_form::Form)]
+//! struct Confirm { confirm: bool }
+//!
+//! let server = Server::builder("files", "1.0.0")
+//!     .tool(tool("delete").single_use().handler(|ctx: Context, args: DeleteArgs| async move {
+//!         let answer = ctx.elicit::<Confirm>(format!("Delete {}?", args.path)).await?;
+//!         Ok(match answer {
+//!             Elicitation::Accept(Confirm { confirm: true }) => format!("Deleted {}", args.path),
+//!             _ => format!("Kept {}", args.path),
+//!         })
+//!     }))
+//!     .build()
+//!     .unwrap();
+//! # let _ = server;
+//! ```
+#![forbid(unsafe_code)]
+
+mod ask;
+mod catalog;
+mod completion;
+mod context;
+pub mod deprecation;
+mod dispatch;
+mod error;
+mod header_check;
+mod hub;
+mod listen;
+mod mrtr;
+mod outbound;
+mod params;
+mod principal;
+mod prompt;
+mod reply;
+mod resource;
+mod schema;
+mod server;
+mod tool;
+pub mod uri_template;
+
+pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interrupt, UrlConsent};
+pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
+pub use context::Context;
+pub use dispatch::{Handled, PendingCall, RequestEnv, Streaming};
+pub use error::{Error, Result};
+pub use outbound::Outbound;
+pub use principal::Principal;
+pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
+pub use reply::{Reply, status_for};
+pub use resource::{
+    CacheHint, IntoContents, ResourceBuilder, ResourceRequest, TemplateBuilder, not_found, resource,
+    resource_template,
+};
+pub use schema::DEFAULT_DIALECT;
+pub use server::{BuildError, Server, ServerBuilder};
+pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
+
+pub use ferry_form::{Form, FormEnum};
+pub use ferry_protocol as protocol;
+pub use ferry_state as state;

@@ -1,0 +1,165 @@
+//! `subscriptions/listen`: acknowledgement first, then only the notifications the client
+//! asked for, each tagged with the subscription id; a completion result when the server
+//! ends the stream (subscriptions.mdx; DIGEST §7.3).
+
+use bytes::Bytes;
+use ferry_protocol::capabilities::ServerCapabilities;
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::meta::SUBSCRIPTION_ID;
+use ferry_protocol::{ClientCapabilities, ErrorObject};
+use serde_json::{Map, Value, json};
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::hub::{Event, uri_covers};
+use crate::outbound::Outbound;
+use crate::reply::Reply;
+use crate::server::Server;
+
+/// The notifications a listen stream honours.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Filter {
+    tools: bool,
+    prompts: bool,
+    resources: bool,
+    uris: Vec<String>,
+}
+
+impl Filter {
+    fn to_json(&self) -> Value {
+        let mut m = Map::new();
+        if self.tools {
+            m.insert("toolsListChanged".into(), json!(true));
+        }
+        if self.prompts {
+            m.insert("promptsListChanged".into(), json!(true));
+        }
+        if self.resources {
+            m.insert("resourcesListChanged".into(), json!(true));
+        }
+        if !self.uris.is_empty() {
+            m.insert("resourceSubscriptions".into(), json!(self.uris));
+        }
+        Value::Object(m)
+    }
+
+    fn wants(&self, event: &Event) -> bool {
+        match event {
+            Event::ToolsChanged => self.tools,
+            Event::PromptsChanged => self.prompts,
+            Event::ResourcesChanged => self.resources,
+            Event::ResourceUpdated(uri) => self.uris.iter().any(|s| uri_covers(s, uri)),
+        }
+    }
+}
+
+/// Reads the requested filter and keeps only what this server honours.
+pub(crate) fn parse_filter(
+    notifications: Option<Value>,
+    client: &ClientCapabilities,
+    server: &ServerCapabilities,
+) -> Result<Filter, (ErrorObject, u16)> {
+    let bad = |m: &str| (ErrorObject::invalid_params(format!("Invalid params: {m}")), 200);
+    let n = match notifications {
+        None => return Err(bad("notifications is required")),
+        Some(Value::Object(m)) => m,
+        Some(_) => return Err(bad("notifications must be an object")),
+    };
+    let flag = |k: &str| -> Result<bool, (ErrorObject, u16)> {
+        match n.get(k) {
+            None | Some(Value::Null) => Ok(false),
+            Some(Value::Bool(b)) => Ok(*b),
+            Some(_) => Err(bad(&format!("notifications.{k} must be a boolean"))),
+        }
+    };
+    let uris = match n.get("resourceSubscriptions") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|u| u.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .ok_or_else(|| bad("notifications.resourceSubscriptions must be an array of URIs"))?,
+        Some(_) => return Err(bad("notifications.resourceSubscriptions must be an array of URIs")),
+    };
+    if n.get("taskIds").is_some() && !client.has_extension("io.modelcontextprotocol/tasks") {
+        return Err((
+            ErrorObject::missing_capability(
+                "Task notifications need the io.modelcontextprotocol/tasks extension",
+                json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+            ),
+            400,
+        ));
+    }
+    let res = server.resources.as_ref();
+    Ok(Filter {
+        tools: flag("toolsListChanged")? && server.tools.as_ref().is_some_and(|t| t.list_changed == Some(true)),
+        prompts: flag("promptsListChanged")? && server.prompts.as_ref().is_some_and(|p| p.list_changed == Some(true)),
+        resources: flag("resourcesListChanged")? && res.is_some_and(|r| r.list_changed == Some(true)),
+        uris: if res.is_some_and(|r| r.subscribe == Some(true)) {
+            uris
+        } else {
+            Vec::new()
+        },
+    })
+}
+
+fn tagged(method: &str, id: &RequestId, mut params: Map<String, Value>) -> Bytes {
+    params.insert("_meta".into(), json!({ SUBSCRIPTION_ID: id }));
+    let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
+    Bytes::from(serde_json::to_vec(&msg).unwrap_or_default())
+}
+
+/// Serves one listen stream until the client goes away or the server shuts down.
+pub(crate) async fn run(server: &Server, id: RequestId, filter: Filter, outbound: Outbound) -> Reply {
+    let mut events = server.inner.hub.subscribe();
+    let mut ack = Map::new();
+    ack.insert("notifications".into(), filter.to_json());
+    if !outbound
+        .send(tagged("notifications/subscriptions/acknowledged", &id, ack))
+        .await
+    {
+        return completion(server, &id);
+    }
+    loop {
+        let event = tokio::select! {
+            biased;
+            _ = server.inner.shutdown.cancelled() => break,
+            e = events.recv() => e,
+        };
+        let event = match event {
+            Ok(e) => e,
+            Err(RecvError::Lagged(n)) => {
+                tracing::warn!(skipped = n, "listen stream fell behind; some notifications were dropped");
+                continue;
+            }
+            Err(RecvError::Closed) => break,
+        };
+        if !filter.wants(&event) {
+            continue;
+        }
+        let (method, params) = match &event {
+            Event::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
+            Event::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
+            Event::ResourcesChanged => ("notifications/resources/list_changed", Map::new()),
+            Event::ResourceUpdated(uri) => {
+                let mut p = Map::new();
+                p.insert("uri".into(), json!(uri.as_ref()));
+                ("notifications/resources/updated", p)
+            }
+        };
+        if !outbound.send(tagged(method, &id, params)).await {
+            break;
+        }
+    }
+    completion(server, &id)
+}
+
+/// The graceful completion result: `{resultType: complete, _meta: {subscriptionId}}`.
+fn completion(server: &Server, id: &RequestId) -> Reply {
+    let mut meta = Map::new();
+    meta.insert(SUBSCRIPTION_ID.into(), id.to_value());
+    meta.insert(
+        ferry_protocol::meta::SERVER_INFO.into(),
+        serde_json::to_value(&server.inner.info).unwrap_or(Value::Null),
+    );
+    Reply::result(id, &json!({"resultType": "complete", "_meta": meta}), None)
+}

@@ -1,0 +1,191 @@
+//! The MRTR engine: opens and checks an incoming `requestState`, merges answers, and
+//! turns an interrupted handler into an `InputRequiredResult` with a freshly sealed state
+//! (mrtr.mdx; DIGEST §4.3 to §4.5).
+
+use std::collections::BTreeMap;
+
+use ferry_protocol::ErrorObject;
+use ferry_state::{Binding, Redemption, StateClaims};
+use serde_json::{Map, Value, json};
+
+use crate::ask::{AskBook, AskKind, InterruptKind};
+use crate::server::ServerInner;
+
+/// What a retry carries besides the original params.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct MrtrInput {
+    pub(crate) state: Option<String>,
+    pub(crate) responses: Option<Value>,
+}
+
+impl MrtrInput {
+    /// Whether this request is a retry (its result must not be cached).
+    pub(crate) fn is_retry(&self) -> bool {
+        self.state.is_some() || self.responses.is_some()
+    }
+}
+
+/// What a state is bound to.
+pub(crate) struct Bound<'a> {
+    pub(crate) principal: Option<&'a str>,
+    pub(crate) method: &'static str,
+    pub(crate) target: &'a str,
+    pub(crate) args: String,
+}
+
+impl Bound<'_> {
+    fn binding(&self) -> Binding<'_> {
+        Binding::new(self.method, self.target, &self.args).with_principal(self.principal)
+    }
+}
+
+/// The one error every state problem gets: it reveals nothing about what failed.
+pub(crate) fn invalid_state() -> ErrorObject {
+    ErrorObject::invalid_params("Invalid or expired requestState")
+}
+
+/// How a handler's asks treat state.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StatePolicy {
+    /// Redeem the state at most once.
+    pub(crate) single_use: bool,
+    /// Accept answers that arrive without a `requestState` (only for asks whose answers
+    /// carry no authority: the client could send them in the first round anyway).
+    pub(crate) stateless_answers: bool,
+}
+
+/// Checks the retry's inputs and prepares the answers the handler will see.
+pub(crate) async fn open(
+    server: &ServerInner,
+    bound: &Bound<'_>,
+    input: MrtrInput,
+    policy: StatePolicy,
+) -> Result<AskBook, ErrorObject> {
+    let single_use = policy.single_use;
+    let responses = match input.responses {
+        None => Map::new(),
+        Some(Value::Object(m)) => m,
+        Some(Value::Null) => {
+            return Err(ErrorObject::invalid_params(
+                "inputResponses must be an object keyed by input request, not null",
+            ));
+        }
+        Some(_) => {
+            return Err(ErrorObject::invalid_params(
+                "inputResponses must be an object keyed by input request",
+            ));
+        }
+    };
+    for (key, value) in &responses {
+        if !value.is_object() {
+            return Err(ErrorObject::invalid_params(format!(
+                "inputResponses[{key:?}] must be an object"
+            )));
+        }
+    }
+    let mut book = AskBook::default();
+    let Some(token) = input.state else {
+        if policy.stateless_answers {
+            // Each answer is checked against its ask when the handler makes it.
+            book.answers = responses.into_iter().collect();
+        }
+        // Otherwise nothing was asked that this request could answer: extra answers are
+        // ignored, and the handler asks again.
+        return Ok(book);
+    };
+    let claims = match server.state.verify(&token, &bound.binding()) {
+        Ok(c) => c,
+        Err(rejected) => {
+            tracing::debug!(reason = %rejected.reason(), "requestState refused");
+            return Err(invalid_state());
+        }
+    };
+    if single_use || server.single_use_all {
+        match server.ledger.redeem(&claims.jti, claims.expires_at).await {
+            Ok(Redemption::First) => {}
+            Ok(Redemption::Replayed) => {
+                tracing::debug!("requestState replayed after redemption");
+                return Err(invalid_state());
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "replay ledger unavailable; refusing single-use state");
+                return Err(ErrorObject::internal(
+                    "Internal error: the request could not be checked for replay",
+                ));
+            }
+        }
+    }
+    book.answers = claims.answers;
+    for (key, value) in responses {
+        let Some(kind) = claims.asked.get(&key).and_then(|k| AskKind::parse(k)) else {
+            continue;
+        };
+        if book.answers.contains_key(&key) {
+            continue;
+        }
+        check_shape(kind, &key, &value)?;
+        book.answers.insert(key, value);
+    }
+    book.app_in = claims.app;
+    Ok(book)
+}
+
+/// Checks an answer has the shape its kind requires (mrtr.mdx §errors: malformed
+/// `inputResponses` are protocol errors).
+fn check_shape(kind: AskKind, key: &str, value: &Value) -> Result<(), ErrorObject> {
+    let ok = match kind {
+        AskKind::Form | AskKind::Url => matches!(
+            value.get("action").and_then(Value::as_str),
+            Some("accept" | "decline" | "cancel")
+        ) && value.get("content").is_none_or(Value::is_object),
+        AskKind::Sampling => value.get("role").is_some() && value.get("content").is_some(),
+        AskKind::Roots => value.get("roots").is_some_and(Value::is_array),
+    };
+    if ok {
+        Ok(())
+    } else {
+        Err(ErrorObject::invalid_params(format!(
+            "inputResponses[{key:?}] is not a valid answer to a {} request",
+            match kind {
+                AskKind::Form | AskKind::Url => "elicitation/create",
+                AskKind::Sampling => "sampling/createMessage",
+                AskKind::Roots => "roots/list",
+            }
+        )))
+    }
+}
+
+/// Builds the `InputRequiredResult` for an interrupted handler.
+pub(crate) fn input_required(
+    server: &ServerInner,
+    bound: &Bound<'_>,
+    book: AskBook,
+    kind: &InterruptKind,
+) -> Result<Value, ErrorObject> {
+    let mut requests = Map::new();
+    let mut asked = BTreeMap::new();
+    if matches!(kind, InterruptKind::InputRequired) {
+        for (key, spec) in &book.pending {
+            requests.insert(key.clone(), spec.to_input_request());
+            asked.insert(key.clone(), spec.kind().as_str().to_owned());
+        }
+    }
+    let answers: BTreeMap<String, Value> = book
+        .answers
+        .into_iter()
+        .filter(|(k, _)| book.asked.contains(k))
+        .collect();
+    let mut claims = StateClaims::new(&bound.binding());
+    claims.asked = asked;
+    claims.answers = answers;
+    claims.app = book.app_out.or(book.app_in);
+    let token = server.state.issue(claims).map_err(|e| {
+        tracing::warn!(error = %e, "requestState could not be issued");
+        ErrorObject::internal("Internal error: the request's state is too large to continue")
+    })?;
+    let mut result = json!({ "resultType": "input_required", "requestState": token });
+    if !requests.is_empty() {
+        result["inputRequests"] = Value::Object(requests);
+    }
+    Ok(result)
+}

@@ -1,0 +1,42 @@
+//! Where a request's notifications go while it runs.
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+/// The channel a running request writes its notifications to (progress, log messages,
+/// subscription events). Each item is one serialized JSON-RPC notification.
+///
+/// A transport creates one per request that may stream: a per-request SSE stream on HTTP,
+/// the shared stdout writer on stdio. [`Outbound::none`] discards everything, for
+/// requests that cannot stream.
+#[derive(Clone, Debug, Default)]
+pub struct Outbound {
+    tx: Option<mpsc::Sender<Bytes>>,
+}
+
+impl Outbound {
+    /// An outbound that discards notifications.
+    pub fn none() -> Self {
+        Outbound { tx: None }
+    }
+
+    /// An outbound feeding a bounded channel. A full channel makes the sender wait, so a
+    /// reader that stops reading slows the request down instead of growing memory.
+    pub fn channel(tx: mpsc::Sender<Bytes>) -> Self {
+        Outbound { tx: Some(tx) }
+    }
+
+    /// Whether notifications go anywhere.
+    pub fn is_open(&self) -> bool {
+        self.tx.as_ref().is_some_and(|t| !t.is_closed())
+    }
+
+    /// Sends one serialized notification. Returns `false` when the receiver is gone (the
+    /// client disconnected).
+    pub async fn send(&self, message: Bytes) -> bool {
+        match &self.tx {
+            Some(tx) => tx.send(message).await.is_ok(),
+            None => false,
+        }
+    }
+}

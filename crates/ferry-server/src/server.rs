@@ -1,0 +1,531 @@
+//! The server: its definitions, configuration and runtime changes.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use ferry_protocol::capabilities::{ListChangedCapability, ResourcesCapability, ServerCapabilities};
+use ferry_protocol::common::{Implementation, JsonObject};
+use ferry_protocol::meta;
+use ferry_protocol::result::CacheScope;
+use ferry_protocol::version::ProtocolVersion;
+use ferry_state::{KeyRing, MemoryLedger, ReplayLedger, StateGuard};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::catalog::{Catalog, ListShape};
+use crate::hub::{Event, Hub};
+use crate::prompt::{PromptBuilder, PromptEntry};
+use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
+use crate::tool::{DefinitionError, ToolBuilder, ToolEntry};
+
+/// An MCP server: definitions plus configuration, shared by every transport serving it.
+///
+/// Cheap to clone (an `Arc`). Build one with [`Server::builder`], then hand it to a
+/// transport (`ferry-stdio`, `ferry-http`). Tools, prompts and resources can be added and
+/// removed while it serves; listeners are told through `subscriptions/listen`.
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<ServerInner>,
+}
+
+pub(crate) struct ServerInner {
+    pub(crate) info: Implementation,
+    pub(crate) capabilities: ServerCapabilities,
+    pub(crate) supported: Vec<ProtocolVersion>,
+    pub(crate) supported_strs: Vec<&'static str>,
+    pub(crate) tools: Catalog<ToolEntry>,
+    pub(crate) prompts: Catalog<PromptEntry>,
+    pub(crate) resources: Catalog<ResourceEntry>,
+    pub(crate) templates: Catalog<TemplateEntry>,
+    pub(crate) tools_shape: ListShape,
+    pub(crate) prompts_shape: ListShape,
+    pub(crate) resources_shape: ListShape,
+    pub(crate) templates_shape: ListShape,
+    pub(crate) discover: Bytes,
+    pub(crate) server_meta: Option<Bytes>,
+    pub(crate) read_cache: CacheHint,
+    pub(crate) state: StateGuard,
+    pub(crate) ledger: Arc<dyn ReplayLedger>,
+    pub(crate) single_use_all: bool,
+    pub(crate) hub: Hub,
+    pub(crate) shutdown: CancellationToken,
+    pub(crate) instructions: Option<String>,
+}
+
+/// Configures and builds a [`Server`].
+#[must_use = "a builder does nothing until built"]
+pub struct ServerBuilder {
+    info: Implementation,
+    instructions: Option<String>,
+    tools: Vec<ToolBuilder>,
+    prompts: Vec<PromptBuilder>,
+    resources: Vec<ResourceBuilder>,
+    templates: Vec<TemplateBuilder>,
+    enable_tools: bool,
+    enable_prompts: bool,
+    enable_resources: bool,
+    enable_completions: bool,
+    enable_logging: bool,
+    page_size: usize,
+    list_cache: CacheHint,
+    discover_cache: CacheHint,
+    read_cache: CacheHint,
+    keys: Option<KeyRing>,
+    state_ttl: Duration,
+    max_state_bytes: usize,
+    ledger: Option<Arc<dyn ReplayLedger>>,
+    single_use_all: bool,
+    server_info_in_results: bool,
+    extensions: JsonObject,
+}
+
+impl Server {
+    /// Starts a server named `name` at `version` (sent as `serverInfo`).
+    pub fn builder(name: impl Into<String>, version: impl Into<String>) -> ServerBuilder {
+        ServerBuilder {
+            info: Implementation::new(name, version),
+            instructions: None,
+            tools: Vec::new(),
+            prompts: Vec::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            enable_tools: false,
+            enable_prompts: false,
+            enable_resources: false,
+            enable_completions: false,
+            enable_logging: false,
+            page_size: 100,
+            list_cache: CacheHint::new(60_000, CacheScope::Public),
+            discover_cache: CacheHint::new(3_600_000, CacheScope::Public),
+            read_cache: CacheHint::new(0, CacheScope::Private),
+            keys: None,
+            state_ttl: Duration::from_secs(300),
+            max_state_bytes: 64 * 1024,
+            ledger: None,
+            single_use_all: false,
+            server_info_in_results: true,
+            extensions: JsonObject::new(),
+        }
+    }
+
+    /// The server's self-description.
+    pub fn info(&self) -> &Implementation {
+        &self.inner.info
+    }
+
+    /// The capabilities `server/discover` advertises.
+    pub fn capabilities(&self) -> &ServerCapabilities {
+        &self.inner.capabilities
+    }
+
+    /// Whether `requestState` is sealed with a random per-process key (states do not
+    /// survive a restart and cannot be opened by other instances).
+    pub fn has_ephemeral_state_key(&self) -> bool {
+        self.inner.state.ring().is_ephemeral()
+    }
+
+    /// Adds or replaces a tool while serving, and tells listeners.
+    pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), DefinitionError> {
+        let entry = tool.build()?;
+        self.inner.tools.insert(entry);
+        self.inner.hub.publish(Event::ToolsChanged);
+        Ok(())
+    }
+
+    /// Removes a tool while serving, and tells listeners. Returns whether it existed.
+    pub fn remove_tool(&self, name: &str) -> bool {
+        let removed = self.inner.tools.remove(name);
+        if removed {
+            self.inner.hub.publish(Event::ToolsChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a prompt while serving, and tells listeners.
+    pub fn add_prompt(&self, prompt: PromptBuilder) -> Result<(), DefinitionError> {
+        let entry = prompt.build()?;
+        self.inner.prompts.insert(entry);
+        self.inner.hub.publish(Event::PromptsChanged);
+        Ok(())
+    }
+
+    /// Removes a prompt while serving. Returns whether it existed.
+    pub fn remove_prompt(&self, name: &str) -> bool {
+        let removed = self.inner.prompts.remove(name);
+        if removed {
+            self.inner.hub.publish(Event::PromptsChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a resource while serving, and tells listeners.
+    pub fn add_resource(&self, resource: ResourceBuilder) -> Result<(), DefinitionError> {
+        let entry = resource.build()?;
+        self.inner.resources.insert(entry);
+        self.inner.hub.publish(Event::ResourcesChanged);
+        Ok(())
+    }
+
+    /// Removes a resource while serving. Returns whether it existed.
+    pub fn remove_resource(&self, uri: &str) -> bool {
+        let removed = self.inner.resources.remove(uri);
+        if removed {
+            self.inner.hub.publish(Event::ResourcesChanged);
+        }
+        removed
+    }
+
+    /// Adds or replaces a resource template while serving, and tells listeners.
+    pub fn add_resource_template(&self, template: TemplateBuilder) -> Result<(), DefinitionError> {
+        let entry = template.build()?;
+        self.inner.templates.insert(entry);
+        self.inner.hub.publish(Event::ResourcesChanged);
+        Ok(())
+    }
+
+    /// Tells listeners subscribed to `uri` (or a parent of it) that it changed.
+    pub fn notify_resource_updated(&self, uri: &str) {
+        self.inner.hub.publish(Event::ResourceUpdated(Arc::from(uri)));
+    }
+
+    /// How many `subscriptions/listen` streams are open.
+    pub fn listener_count(&self) -> usize {
+        self.inner.hub.listeners()
+    }
+
+    /// Ends every `subscriptions/listen` stream gracefully (with its completion result)
+    /// and marks the server as shutting down. Transports stop accepting work after this.
+    pub fn shutdown(&self) {
+        self.inner.shutdown.cancel();
+    }
+
+    /// Completes when [`Server::shutdown`] is called.
+    pub async fn shutting_down(&self) {
+        self.inner.shutdown.cancelled().await
+    }
+
+    /// Whether [`Server::shutdown`] was called.
+    pub fn is_shutting_down(&self) -> bool {
+        self.inner.shutdown.is_cancelled()
+    }
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("info", &self.inner.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why a server could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BuildError {
+    /// A definition was refused.
+    #[error(transparent)]
+    Definition(#[from] DefinitionError),
+    /// Two definitions share a name or URI.
+    #[error("duplicate {kind} {name:?}")]
+    Duplicate {
+        /// tool, prompt, resource or resource template.
+        kind: &'static str,
+        /// The repeated name or URI.
+        name: String,
+    },
+    /// An extension id does not follow the `_meta` key rules.
+    #[error("invalid extension id {0:?}: it needs a prefix such as com.example/")]
+    Extension(String),
+}
+
+impl ServerBuilder {
+    /// Instructions for the client's model, returned by `server/discover`.
+    pub fn instructions(mut self, text: impl Into<String>) -> Self {
+        self.instructions = Some(text.into());
+        self
+    }
+
+    /// A title for display.
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.info.title = Some(title.into());
+        self
+    }
+
+    /// A description for display.
+    pub fn description(mut self, description: impl Into<String>) -> Self {
+        self.info.description = Some(description.into());
+        self
+    }
+
+    /// Registers a tool.
+    pub fn tool(mut self, tool: ToolBuilder) -> Self {
+        self.tools.push(tool);
+        self
+    }
+
+    /// Registers a prompt.
+    pub fn prompt(mut self, prompt: PromptBuilder) -> Self {
+        self.prompts.push(prompt);
+        self
+    }
+
+    /// Registers a fixed resource.
+    pub fn resource(mut self, resource: ResourceBuilder) -> Self {
+        self.resources.push(resource);
+        self
+    }
+
+    /// Registers a resource template.
+    pub fn resource_template(mut self, template: TemplateBuilder) -> Self {
+        self.templates.push(template);
+        self
+    }
+
+    /// Advertises tools even with none registered yet (for servers that add them later).
+    pub fn enable_tools(mut self) -> Self {
+        self.enable_tools = true;
+        self
+    }
+
+    /// Advertises prompts even with none registered yet.
+    pub fn enable_prompts(mut self) -> Self {
+        self.enable_prompts = true;
+        self
+    }
+
+    /// Advertises resources even with none registered yet.
+    pub fn enable_resources(mut self) -> Self {
+        self.enable_resources = true;
+        self
+    }
+
+    /// Advertises `completions` even without completers.
+    pub fn enable_completions(mut self) -> Self {
+        self.enable_completions = true;
+        self
+    }
+
+    /// Advertises the deprecated `logging` capability, so handlers may use `ctx.log`.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP logging is deprecated in 2026-07-28 (SEP-2577): log to stderr (stdio) or OpenTelemetry instead"
+    )]
+    pub fn enable_logging(mut self) -> Self {
+        self.enable_logging = true;
+        self
+    }
+
+    /// Declares an extension in `capabilities.extensions` (the id needs a prefix).
+    pub fn extension(mut self, id: impl Into<String>, settings: Value) -> Self {
+        self.extensions.insert(id.into(), settings);
+        self
+    }
+
+    /// Items per page of `tools/list`, `prompts/list`, `resources/list` and
+    /// `resources/templates/list` (default 100).
+    pub fn page_size(mut self, size: usize) -> Self {
+        self.page_size = size.max(1);
+        self
+    }
+
+    /// Caching hints for list results (default 60 s, public).
+    pub fn list_cache(mut self, hint: CacheHint) -> Self {
+        self.list_cache = hint;
+        self
+    }
+
+    /// Caching hints for `server/discover` (default 1 h, public).
+    pub fn discover_cache(mut self, hint: CacheHint) -> Self {
+        self.discover_cache = hint;
+        self
+    }
+
+    /// Default caching hints for `resources/read` (default 0, private).
+    pub fn read_cache(mut self, hint: CacheHint) -> Self {
+        self.read_cache = hint;
+        self
+    }
+
+    /// The keys that seal `requestState`. Without one, a random per-process key is used:
+    /// fine for one process, wrong behind a load balancer.
+    pub fn state_keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// How long a `requestState` stays valid (default 5 minutes).
+    pub fn state_ttl(mut self, ttl: Duration) -> Self {
+        self.state_ttl = ttl;
+        self
+    }
+
+    /// The largest `requestState` accepted or issued, in bytes (default 64 KiB).
+    pub fn max_state_bytes(mut self, bytes: usize) -> Self {
+        self.max_state_bytes = bytes;
+        self
+    }
+
+    /// Where single-use states are redeemed (default: in memory). Use a durable ledger
+    /// to survive restarts, a shared one across instances.
+    pub fn replay_ledger(mut self, ledger: Arc<dyn ReplayLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Redeems every `requestState` at most once, not only those of single-use tools.
+    pub fn single_use_state(mut self) -> Self {
+        self.single_use_all = true;
+        self
+    }
+
+    /// Leaves `serverInfo` out of result `_meta` (it is included by default).
+    pub fn without_server_info_in_results(mut self) -> Self {
+        self.server_info_in_results = false;
+        self
+    }
+
+    /// Builds the server, checking every definition.
+    pub fn build(self) -> Result<Server, BuildError> {
+        for id in self.extensions.keys() {
+            if !meta::is_valid_extension_id(id) {
+                return Err(BuildError::Extension(id.clone()));
+            }
+        }
+        let has_tools = !self.tools.is_empty() || self.enable_tools;
+        let has_prompts = !self.prompts.is_empty() || self.enable_prompts;
+        let has_resources =
+            !self.resources.is_empty() || !self.templates.is_empty() || self.enable_resources;
+
+        let tools = build_all(self.tools, ToolBuilder::build, |e| e.def.name.clone(), "tool")?;
+        let prompts = build_all(self.prompts, PromptBuilder::build, |e| e.def.name.clone(), "prompt")?;
+        let resources =
+            build_all(self.resources, ResourceBuilder::build, |e| e.def.uri.clone(), "resource")?;
+        let templates = build_all(
+            self.templates,
+            TemplateBuilder::build,
+            |e| e.def.uri_template.clone(),
+            "resource template",
+        )?;
+        let has_completions = self.enable_completions
+            || prompts.iter().any(|p| !p.completers.is_empty())
+            || templates.iter().any(|t| !t.completers.is_empty());
+
+        let capabilities = ServerCapabilities {
+            tools: has_tools.then(|| ListChangedCapability {
+                list_changed: Some(true),
+            }),
+            prompts: has_prompts.then(|| ListChangedCapability {
+                list_changed: Some(true),
+            }),
+            resources: has_resources.then(|| ResourcesCapability {
+                subscribe: Some(true),
+                list_changed: Some(true),
+            }),
+            completions: has_completions.then(JsonObject::new),
+            logging: self.enable_logging.then(JsonObject::new),
+            extensions: (!self.extensions.is_empty()).then(|| self.extensions.clone()),
+            ..Default::default()
+        };
+
+        let server_meta = self.server_info_in_results.then(|| {
+            let mut s = serde_json::to_string(&json!({ meta::SERVER_INFO: self.info }))
+                .unwrap_or_else(|_| "{}".into());
+            // Keep the members only: `"key":{...}`.
+            s.pop();
+            s.remove(0);
+            Bytes::from(s)
+        });
+
+        let supported = vec![ProtocolVersion::V2026_07_28];
+        let supported_strs: Vec<&'static str> = supported.iter().map(|v| v.as_str()).collect();
+        let mut discover = json!({
+            "resultType": "complete",
+            "supportedVersions": supported_strs,
+            "capabilities": capabilities,
+            "ttlMs": self.discover_cache.ttl_ms,
+            "cacheScope": self.discover_cache.scope,
+        });
+        if let Some(i) = &self.instructions {
+            discover["instructions"] = json!(i);
+        }
+        if self.server_info_in_results {
+            discover["_meta"] = json!({ meta::SERVER_INFO: self.info });
+        }
+        let discover = Bytes::from(serde_json::to_vec(&discover).unwrap_or_default());
+
+        let tail = |hint: CacheHint| {
+            let mut t = format!(
+                ",\"ttlMs\":{},\"cacheScope\":{}",
+                hint.ttl_ms,
+                serde_json::to_string(&hint.scope).unwrap_or_else(|_| "\"private\"".into())
+            );
+            if let Some(m) = &server_meta {
+                t.push_str(",\"_meta\":{");
+                t.push_str(std::str::from_utf8(m).unwrap_or_default());
+                t.push('}');
+            }
+            Bytes::from(t)
+        };
+        let shape = |member| ListShape {
+            member,
+            page_size: self.page_size,
+            tail: tail(self.list_cache),
+        };
+
+        let keys = match self.keys {
+            Some(k) => k,
+            None => KeyRing::random(),
+        };
+        let state = StateGuard::new(keys)
+            .with_ttl(self.state_ttl)
+            .with_max_token_len(self.max_state_bytes);
+        let ledger = self
+            .ledger
+            .unwrap_or_else(|| Arc::new(MemoryLedger::default()) as Arc<dyn ReplayLedger>);
+
+        Ok(Server {
+            inner: Arc::new(ServerInner {
+                info: self.info,
+                capabilities,
+                supported,
+                supported_strs,
+                tools: Catalog::new(tools),
+                prompts: Catalog::new(prompts),
+                resources: Catalog::new(resources),
+                templates: Catalog::new(templates),
+                tools_shape: shape("tools"),
+                prompts_shape: shape("prompts"),
+                resources_shape: shape("resources"),
+                templates_shape: shape("resourceTemplates"),
+                discover,
+                server_meta,
+                read_cache: self.read_cache,
+                state,
+                ledger,
+                single_use_all: self.single_use_all,
+                hub: Hub::new(1024),
+                shutdown: CancellationToken::new(),
+                instructions: self.instructions,
+            }),
+        })
+    }
+}
+
+fn build_all<B, E>(
+    builders: Vec<B>,
+    build: impl Fn(B) -> Result<E, DefinitionError>,
+    key: impl Fn(&E) -> String,
+    kind: &'static str,
+) -> Result<Vec<E>, BuildError> {
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::with_capacity(builders.len());
+    for b in builders {
+        let e = build(b)?;
+        let k = key(&e);
+        if !seen.insert(k.clone()) {
+            return Err(BuildError::Duplicate { kind, name: k });
+        }
+        out.push(e);
+    }
+    Ok(out)
+}

@@ -1,0 +1,177 @@
+//! In-process, bounded replay ledger.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use futures::future::{self, BoxFuture};
+
+use super::{DEFAULT_RETENTION_MARGIN, LedgerError, Redemption, ReplayLedger, check_jti};
+use crate::clock::{Clock, SystemClock, duration_millis};
+
+/// Default capacity of a [`MemoryLedger`]: 100,000 unexpired entries.
+pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
+
+/// A [`ReplayLedger`] held in this process's memory.
+///
+/// Suitable for a single server process. Records vanish on restart, which is
+/// harmless when the key ring is [ephemeral](crate::KeyRing::is_ephemeral)
+/// (tokens die with the process too) but lets tokens be replayed after a
+/// restart otherwise; use [`RedbLedger`](crate::RedbLedger) or a shared store then.
+///
+/// Each record is kept until its token's expiry plus a
+/// [retention margin](MemoryLedger::with_retention_margin), then purged
+/// (lazily, on the next redemption). The number of unexpired records is capped:
+/// when the ledger is full, new ids are refused with [`LedgerError::Full`]
+/// rather than growing without bound or forgetting records early.
+///
+/// ```
+/// use ferry_state::{MemoryLedger, Redemption, ReplayLedger};
+///
+/// let ledger = MemoryLedger::new(10_000);
+/// let expires = u64::MAX;
+/// futures::executor::block_on(async {
+///     assert_eq!(ledger.redeem("id-1", expires).await?, Redemption::First);
+///     assert_eq!(ledger.redeem("id-1", expires).await?, Redemption::Replayed);
+///     Ok::<_, ferry_state::LedgerError>(())
+/// })?;
+/// # Ok::<(), ferry_state::LedgerError>(())
+/// ```
+pub struct MemoryLedger {
+    state: Mutex<State>,
+    capacity: usize,
+    margin_ms: u64,
+    clock: Arc<dyn Clock>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Token id to the time its record may be purged.
+    live: HashMap<Arc<str>, u64>,
+    /// The same records, ordered by purge time.
+    by_purge_time: BinaryHeap<Reverse<(u64, Arc<str>)>>,
+}
+
+impl State {
+    fn purge(&mut self, now_ms: u64) -> usize {
+        let mut purged = 0;
+        while let Some(Reverse((purge_at, _))) = self.by_purge_time.peek() {
+            if *purge_at > now_ms {
+                break;
+            }
+            if let Some(Reverse((_, jti))) = self.by_purge_time.pop() {
+                self.live.remove(&jti);
+                purged += 1;
+            }
+        }
+        purged
+    }
+}
+
+impl MemoryLedger {
+    /// A ledger holding at most `capacity` unexpired records.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            state: Mutex::new(State::default()),
+            capacity,
+            margin_ms: duration_millis(DEFAULT_RETENTION_MARGIN),
+            clock: Arc::new(SystemClock),
+        }
+    }
+
+    /// Replaces the clock used to purge expired records, for tests.
+    pub fn with_clock(mut self, clock: impl Clock) -> Self {
+        self.clock = Arc::new(clock);
+        self
+    }
+
+    /// Sets how long a record is kept after its token's expiry
+    /// (default [`DEFAULT_RETENTION_MARGIN`]).
+    pub fn with_retention_margin(mut self, margin: Duration) -> Self {
+        self.margin_ms = duration_millis(margin);
+        self
+    }
+
+    /// The maximum number of records.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Number of records currently held, including expired ones not yet purged.
+    pub fn len(&self) -> usize {
+        self.lock().live.len()
+    }
+
+    /// `true` if no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Drops every record whose retention has ended, returning how many.
+    /// Redemptions do this on their own; calling it is never required.
+    pub fn purge_expired(&self) -> usize {
+        let now = self.clock.now_ms();
+        self.lock().purge(now)
+    }
+
+    /// The synchronous form of [`ReplayLedger::redeem`].
+    pub fn redeem_now(&self, jti: &str, expires_at_ms: u64) -> Result<Redemption, LedgerError> {
+        check_jti(jti)?;
+        let now = self.clock.now_ms();
+        let purge_at = expires_at_ms.saturating_add(self.margin_ms);
+        let mut state = self.lock();
+        state.purge(now);
+        if state.live.contains_key(jti) {
+            return Ok(Redemption::Replayed);
+        }
+        if state.live.len() >= self.capacity {
+            drop(state);
+            tracing::warn!(
+                capacity = self.capacity,
+                "replay ledger full; refusing requestState"
+            );
+            return Err(LedgerError::Full {
+                capacity: u64::try_from(self.capacity).unwrap_or(u64::MAX),
+            });
+        }
+        let jti: Arc<str> = Arc::from(jti);
+        state.live.insert(Arc::clone(&jti), purge_at);
+        state.by_purge_time.push(Reverse((purge_at, jti)));
+        Ok(Redemption::First)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // The state is consistent after any panic in a critical section
+        // (records are inserted into both collections with no failure between).
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl Default for MemoryLedger {
+    /// A ledger with [`DEFAULT_MEMORY_CAPACITY`].
+    fn default() -> Self {
+        Self::new(DEFAULT_MEMORY_CAPACITY)
+    }
+}
+
+impl fmt::Debug for MemoryLedger {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryLedger")
+            .field("len", &self.len())
+            .field("capacity", &self.capacity)
+            .field("margin_ms", &self.margin_ms)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ReplayLedger for MemoryLedger {
+    fn redeem<'a>(
+        &'a self,
+        jti: &'a str,
+        expires_at_ms: u64,
+    ) -> BoxFuture<'a, Result<Redemption, LedgerError>> {
+        Box::pin(future::lazy(move |_| self.redeem_now(jti, expires_at_ms)))
+    }
+}

@@ -1,0 +1,268 @@
+//! The stdio transport for Ferry MCP servers (MCP 2026-07-28 `transports/stdio`).
+//!
+//! One JSON-RPC message per line on stdin and stdout; nothing else is ever written to
+//! stdout (log to stderr). Many requests run at once on one connection, each answered when
+//! it finishes. `notifications/cancelled` stops a request's handler. The server exits
+//! when stdin ends.
+//!
+//! Memory stays bounded whatever the client does: lines have a size limit, at most
+//! [`StdioConfig::max_in_flight`] requests run at a time, and output goes through a bounded
+//! queue. A client that writes requests without reading the answers is slowed down (the
+//! server stops reading stdin) rather than buffered without limit.
+//!
+//! ```no_run
+//! # async fn run() -> std::io::Result<()> {
+//! let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
+//! ferry_stdio::serve_stdio(server).await
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+use std::collections::HashMap;
+use std::io;
+use std::time::Duration;
+
+use bytes::Bytes;
+use ferry_protocol::ErrorObject;
+use ferry_protocol::ErrorCode;
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_server::{Handled, Outbound, Principal, Reply, RequestEnv, Server};
+use futures::StreamExt;
+use futures::future::{AbortHandle, Abortable};
+use futures::stream::FuturesUnordered;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Limits and settings of a stdio connection.
+#[derive(Clone, Debug)]
+pub struct StdioConfig {
+    /// The longest line accepted, in bytes. Longer messages are skipped and answered with
+    /// -32600. Default 4 MiB.
+    pub max_line_bytes: usize,
+    /// How many requests may run at once before the server stops reading stdin.
+    /// Default 64.
+    pub max_in_flight: usize,
+    /// How many outgoing messages may wait for the client to read them. Default 256.
+    pub output_queue: usize,
+    /// How long requests still running at end of input may take to finish before they
+    /// are dropped. Default 2 s.
+    pub shutdown_grace: Duration,
+    /// The principal of every request on this connection, if the process knows who runs
+    /// it (stdio servers take credentials from their environment).
+    pub principal: Option<Principal>,
+}
+
+impl Default for StdioConfig {
+    fn default() -> Self {
+        StdioConfig {
+            max_line_bytes: 4 * 1024 * 1024,
+            max_in_flight: 64,
+            output_queue: 256,
+            shutdown_grace: Duration::from_secs(2),
+            principal: None,
+        }
+    }
+}
+
+/// Serves `server` on the process's stdin and stdout until stdin ends.
+pub async fn serve_stdio(server: Server) -> io::Result<()> {
+    serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()).await
+}
+
+/// Serves `server` over any reader and writer pair (a child's pipes, a socket, a test
+/// buffer) until the reader ends.
+pub async fn serve<R, W>(server: Server, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+where
+    R: AsyncRead + Unpin + Send,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (tx, rx) = mpsc::channel::<Bytes>(config.output_queue.max(1));
+    let writer_task = tokio::spawn(write_loop(writer, rx));
+    let mut reader = LineReader::new(reader, config.max_line_bytes);
+    let mut in_flight: FuturesUnordered<_> = FuturesUnordered::new();
+    let mut aborts: HashMap<RequestId, AbortHandle> = HashMap::new();
+    let mut eof = false;
+
+    while !eof {
+        let can_read = in_flight.len() < config.max_in_flight;
+        tokio::select! {
+            biased;
+            Some((id, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                aborts.remove(&id);
+                if let Ok(reply) = outcome {
+                    if tx.send(reply_bytes(reply)).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            read = reader.next_line(), if can_read => {
+                match read {
+                    Ok(Line::Eof) => eof = true,
+                    Ok(Line::TooLong) => {
+                        let e = ErrorObject::new(ErrorCode::INVALID_REQUEST, "Invalid request: message exceeds the size limit");
+                        if tx.send(Reply::error(None, &e).body).await.is_err() {
+                            break;
+                        }
+                    }
+                    Ok(Line::Message) => {
+                        if reader.line().iter().all(u8::is_ascii_whitespace) {
+                            reader.clear();
+                            continue;
+                        }
+                        let env = RequestEnv { principal: config.principal.clone(), headers: None };
+                        let handled = server.handle(reader.line(), env);
+                        reader.clear();
+                        match handled {
+                            Handled::Reply(r) => {
+                                if tx.send(r.body).await.is_err() {
+                                    break;
+                                }
+                            }
+                            Handled::Accepted | Handled::UnexpectedResponse => {}
+                            Handled::Cancel(id) => {
+                                if let Some(handle) = aborts.remove(&id) {
+                                    handle.abort();
+                                }
+                            }
+                            Handled::Pending(call) => {
+                                let id = call.id().clone();
+                                if aborts.contains_key(&id) {
+                                    let e = ErrorObject::new(
+                                        ErrorCode::INVALID_REQUEST,
+                                        format!("Invalid request: id {id} is already in use by a request in progress"),
+                                    );
+                                    if tx.send(Reply::error(Some(&id), &e).body).await.is_err() {
+                                        break;
+                                    }
+                                    continue;
+                                }
+                                let (handle, registration) = AbortHandle::new_pair();
+                                aborts.insert(id.clone(), handle);
+                                let outbound = Outbound::channel(tx.clone());
+                                let fut = Abortable::new(call.run(outbound), registration);
+                                in_flight.push(async move { (id, fut.await) });
+                            }
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(error = %e, "stdin read failed");
+                        eof = true;
+                    }
+                }
+            }
+        }
+    }
+
+    // End of input: end listen streams gracefully, give running requests a moment.
+    server.shutdown();
+    let drain = async {
+        while let Some((_, outcome)) = in_flight.next().await {
+            if let Ok(reply) = outcome {
+                if tx.send(reply_bytes(reply)).await.is_err() {
+                    break;
+                }
+            }
+        }
+    };
+    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
+        tracing::debug!("requests still running at end of input were dropped");
+    }
+    drop(tx);
+    match writer_task.await {
+        Ok(r) => r,
+        Err(e) => Err(io::Error::other(e)),
+    }
+}
+
+fn reply_bytes(reply: Reply) -> Bytes {
+    reply.body
+}
+
+enum Line {
+    Message,
+    TooLong,
+    Eof,
+}
+
+/// Splits input into lines, holding at most `max` bytes of one line. Cancel-safe: a read
+/// interrupted by `select!` keeps what it consumed, and the next call continues the line.
+struct LineReader<R> {
+    inner: BufReader<R>,
+    buf: Vec<u8>,
+    too_long: bool,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    fn new(reader: R, max: usize) -> Self {
+        LineReader {
+            inner: BufReader::with_capacity(64 * 1024, reader),
+            buf: Vec::with_capacity(4096),
+            too_long: false,
+            max,
+        }
+    }
+
+    /// The line returned by the last [`Line::Message`].
+    fn line(&self) -> &[u8] {
+        &self.buf
+    }
+
+    async fn next_line(&mut self) -> io::Result<Line> {
+        loop {
+            let available = self.inner.fill_buf().await?;
+            if available.is_empty() {
+                let result = if self.too_long {
+                    Line::TooLong
+                } else if self.buf.is_empty() {
+                    Line::Eof
+                } else {
+                    Line::Message
+                };
+                self.too_long = false;
+                return Ok(result);
+            }
+            let newline = available.iter().position(|b| *b == b'\n');
+            let chunk = &available[..newline.unwrap_or(available.len())];
+            if !self.too_long {
+                if self.buf.len() + chunk.len() > self.max {
+                    self.too_long = true;
+                    self.buf.clear();
+                } else {
+                    self.buf.extend_from_slice(chunk);
+                }
+            }
+            let consumed = newline.map_or(available.len(), |i| i + 1);
+            self.inner.consume(consumed);
+            if newline.is_some() {
+                if self.buf.last() == Some(&b'\r') {
+                    self.buf.pop();
+                }
+                let result = if self.too_long { Line::TooLong } else { Line::Message };
+                self.too_long = false;
+                return Ok(result);
+            }
+        }
+    }
+
+    /// Forgets the last line before reading the next.
+    fn clear(&mut self) {
+        self.buf.clear();
+    }
+}
+
+async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::Receiver<Bytes>) -> io::Result<()> {
+    let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
+    while let Some(msg) = rx.recv().await {
+        out.write_all(&msg).await?;
+        out.write_all(b"\n").await?;
+        // Write everything already queued before flushing once.
+        while let Ok(more) = rx.try_recv() {
+            out.write_all(&more).await?;
+            out.write_all(b"\n").await?;
+        }
+        out.flush().await?;
+    }
+    out.flush().await?;
+    out.shutdown().await.or(Ok(()))
+}
