@@ -427,10 +427,13 @@ impl Server {
             context,
             ..
         } = params;
+        // Order (forced by the spec's probes): _meta present, header matches body, version
+        // supported, method known.
+        if let (Some(h), Some(v)) = (&env.headers, meta.as_ref().and_then(|m| m.protocol_version.as_deref())) {
+            header_check::check_version(h, v).map_err(|e| (e, 400))?;
+        }
         let checked = check_meta(meta, &inner.supported, &inner.supported_strs)?;
         if let Some(h) = &env.headers {
-            let body_version = checked.version.as_str();
-            header_check::check_version(h, body_version).map_err(|e| (e, 400))?;
             let mcp_name = match method {
                 "tools/call" | "prompts/get" => Some(name.as_deref().unwrap_or("")),
                 "resources/read" => Some(uri.as_deref().unwrap_or("")),
