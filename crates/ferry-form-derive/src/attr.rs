@@ -222,15 +222,20 @@ fn parse_num_expr(expr: Expr) -> syn::Result<NumLit> {
     let expr = ungroup(expr);
     let (negative, lit) = match &expr {
         Expr::Lit(ExprLit { lit, .. }) => (false, lit.clone()),
-        Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => match ungroup((*unary.expr).clone()) {
-            Expr::Lit(ExprLit { lit, .. }) => (true, lit),
-            _ => return Err(syn::Error::new_spanned(expr, "expected a number literal")),
-        },
+        Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
+            match ungroup((*unary.expr).clone()) {
+                Expr::Lit(ExprLit { lit, .. }) => (true, lit),
+                _ => return Err(syn::Error::new_spanned(expr, "expected a number literal")),
+            }
+        }
         _ => return Err(syn::Error::new_spanned(expr, "expected a number literal")),
     };
     let value = match &lit {
         Lit::Int(i) => {
-            let v = i.base10_parse::<u128>().ok().and_then(|v| i128::try_from(v).ok());
+            let v = i
+                .base10_parse::<u128>()
+                .ok()
+                .and_then(|v| i128::try_from(v).ok());
             match v {
                 Some(v) => NumValue::Int(if negative { -v } else { v }),
                 None => {

@@ -89,7 +89,9 @@ impl RenameRule {
             RenameRule::ScreamingSnake => RenameRule::Snake
                 .apply_to_variant(variant)
                 .to_ascii_uppercase(),
-            RenameRule::Kebab => RenameRule::Snake.apply_to_variant(variant).replace('_', "-"),
+            RenameRule::Kebab => RenameRule::Snake
+                .apply_to_variant(variant)
+                .replace('_', "-"),
             RenameRule::ScreamingKebab => RenameRule::ScreamingSnake
                 .apply_to_variant(variant)
                 .replace('_', "-"),
@@ -151,7 +153,11 @@ mod tests {
         ];
         for (original, expected) in cases {
             for ((_, rule), want) in RenameRule::ALL.iter().zip(expected) {
-                assert_eq!(rule.apply_to_field(original), want, "{rule:?} on {original}");
+                assert_eq!(
+                    rule.apply_to_field(original),
+                    want,
+                    "{rule:?} on {original}"
+                );
             }
         }
     }
@@ -183,7 +189,11 @@ mod tests {
         ];
         for (original, expected) in cases {
             for ((_, rule), want) in RenameRule::ALL.iter().zip(expected) {
-                assert_eq!(rule.apply_to_variant(original), want, "{rule:?} on {original}");
+                assert_eq!(
+                    rule.apply_to_variant(original),
+                    want,
+                    "{rule:?} on {original}"
+                );
             }
         }
     }

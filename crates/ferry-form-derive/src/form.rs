@@ -31,7 +31,8 @@ pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
         .into_iter()
         .map(|mut tt| {
             if let TokenTree::Group(group) = &tt {
-                let mut new = proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                let mut new =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
                 new.set_span(span);
                 tt = TokenTree::Group(new);
             } else {
@@ -44,7 +45,10 @@ pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
 
 /// A string literal for a `panic!` message in generated code, with braces escaped.
 fn panic_message(text: &str) -> LitStr {
-    LitStr::new(&text.replace('{', "{{").replace('}', "}}"), Span::call_site())
+    LitStr::new(
+        &text.replace('{', "{{").replace('}', "}}"),
+        Span::call_site(),
+    )
 }
 
 /// Counts characters as JSON Schema does (Unicode scalar values).
@@ -100,7 +104,10 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
 
     for field in fields {
         let Some(ident) = &field.ident else { continue };
-        let (serde_field, form) = match (attr::serde_member(&field.attrs), attr::field_form(&field.attrs)) {
+        let (serde_field, form) = match (
+            attr::serde_member(&field.attrs),
+            attr::field_form(&field.attrs),
+        ) {
             (Ok(s), Ok(f)) => (s, f),
             (s, f) => {
                 if let Err(e) = s {
@@ -154,7 +161,15 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         }
         seen.insert(name.clone(), ident.clone());
         let optional = serde.default || serde_field.default;
-        match field_block(krate, &bare, &name, &field.ty, &field.attrs, &form, optional) {
+        match field_block(
+            krate,
+            &bare,
+            &name,
+            &field.ty,
+            &field.attrs,
+            &form,
+            optional,
+        ) {
             Ok(block) => blocks.push(block),
             Err(e) => errors.push(e),
         }
@@ -263,7 +278,14 @@ fn field_block(
     // Number options.
     for (label, bound) in [("minimum", &form.minimum), ("maximum", &form.maximum)] {
         let Some((key, lit)) = bound else { continue };
-        checks.push(number_check(krate, &ty_tokens, key.span(), lit, bare, label));
+        checks.push(number_check(
+            krate,
+            &ty_tokens,
+            key.span(),
+            lit,
+            bare,
+            label,
+        ));
         let number = lit.number_tokens(krate);
         let setter = format_ident!("set_{}", label);
         setters.push(quote!(__ferry_property.#setter(#number);));
@@ -324,10 +346,7 @@ fn field_block(
                     "field `{bare}`: `default = {value:?}` is not one of the options of the \
                      field's enum"
                 ));
-                let call = respan(
-                    quote!(#krate::__private::str_default_ok::<#ty>(#lit)),
-                    span,
-                );
+                let call = respan(quote!(#krate::__private::str_default_ok::<#ty>(#lit)), span);
                 checks.push(quote_spanned!(span=> const _: () = ::core::assert!(#call, #message);));
                 if let Some((_, format)) = &form.format {
                     let variant = format.variant();
@@ -399,7 +418,10 @@ fn field_block(
                     ));
                 }
                 for (i, item) in items.iter().enumerate() {
-                    if items[..i].iter().any(|earlier| earlier.value() == item.value()) {
+                    if items[..i]
+                        .iter()
+                        .any(|earlier| earlier.value() == item.value())
+                    {
                         errors.push(syn::Error::new_spanned(
                             item,
                             format!(
@@ -534,7 +556,10 @@ mod tests {
         let cases: Vec<(DeriveInput, &str)> = vec![
             (parse_quote! { struct T(u8); }, "named fields"),
             (parse_quote! { struct U; }, "named fields"),
-            (parse_quote! { enum E { A } }, "derive FormEnum on the enum instead"),
+            (
+                parse_quote! { enum E { A } },
+                "derive FormEnum on the enum instead",
+            ),
             (parse_quote! { union X { a: u8 } }, "named fields"),
             (parse_quote! { struct G<T> { a: T } }, "generic type"),
             (

@@ -48,19 +48,21 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             ));
             continue;
         }
-        let (serde_variant, title) =
-            match (attr::serde_member(&variant.attrs), attr::variant_form(&variant.attrs)) {
-                (Ok(s), Ok(t)) => (s, t),
-                (s, t) => {
-                    if let Err(e) = s {
-                        errors.push(e);
-                    }
-                    if let Err(e) = t {
-                        errors.push(e);
-                    }
-                    continue;
+        let (serde_variant, title) = match (
+            attr::serde_member(&variant.attrs),
+            attr::variant_form(&variant.attrs),
+        ) {
+            (Ok(s), Ok(t)) => (s, t),
+            (s, t) => {
+                if let Err(e) = s {
+                    errors.push(e);
                 }
-            };
+                if let Err(e) = t {
+                    errors.push(e);
+                }
+                continue;
+            }
+        };
         let bare = ident.unraw().to_string();
         let value = match &serde_variant.rename {
             Some(lit) => lit.value(),
@@ -85,7 +87,9 @@ pub(crate) fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         if let Some(previous) = seen.get(&value) {
             errors.push(syn::Error::new_spanned(
                 ident,
-                format!("variant `{ident}` has the value {value:?}, which `{previous}` already has"),
+                format!(
+                    "variant `{ident}` has the value {value:?}, which `{previous}` already has"
+                ),
             ));
             continue;
         }
@@ -159,7 +163,9 @@ mod tests {
         };
         let out = expand(&input).unwrap().to_string();
         assert!(out.contains("FormOption :: new (\"bright-red\" , :: core :: option :: Option :: Some (\"Bright red\"))"));
-        assert!(out.contains("FormOption :: new (\"GREEN\" , :: core :: option :: Option :: None)"));
+        assert!(
+            out.contains("FormOption :: new (\"GREEN\" , :: core :: option :: Option :: None)")
+        );
         assert!(!out.contains("FormOption :: new (\"hidden\""));
         assert!(out.contains("Self :: Hidden => \"hidden\""));
     }
@@ -167,13 +173,28 @@ mod tests {
     #[test]
     fn refuses_enums_that_are_not_selects() {
         let cases: Vec<(DeriveInput, &str)> = vec![
-            (parse_quote! { struct S { a: u8 } }, "only be derived for an enum"),
+            (
+                parse_quote! { struct S { a: u8 } },
+                "only be derived for an enum",
+            ),
             (parse_quote! { enum E { A(u8) } }, "must be unit variants"),
-            (parse_quote! { enum E { A { x: u8 } } }, "must be unit variants"),
+            (
+                parse_quote! { enum E { A { x: u8 } } },
+                "must be unit variants",
+            ),
             (parse_quote! { enum E {} }, "at least one variant"),
-            (parse_quote! { enum E { #[serde(skip)] A } }, "at least one variant"),
-            (parse_quote! { #[serde(untagged)] enum E { A } }, "#[serde(untagged)]"),
-            (parse_quote! { #[serde(tag = "t")] enum E { A } }, "#[serde(tag)]"),
+            (
+                parse_quote! { enum E { #[serde(skip)] A } },
+                "at least one variant",
+            ),
+            (
+                parse_quote! { #[serde(untagged)] enum E { A } },
+                "#[serde(untagged)]",
+            ),
+            (
+                parse_quote! { #[serde(tag = "t")] enum E { A } },
+                "#[serde(tag)]",
+            ),
             (parse_quote! { enum E<T> { A, B(T) } }, "generic type"),
             (
                 parse_quote! { enum E { A, #[serde(rename = "A")] B } },

@@ -135,7 +135,8 @@ const fn date_at(b: &[u8], i: usize) -> bool {
     if i + 10 > b.len() {
         return false;
     }
-    let (Some(year), Some(month), Some(day)) = (digits(b, i, 4), digits(b, i + 5, 2), digits(b, i + 8, 2))
+    let (Some(year), Some(month), Some(day)) =
+        (digits(b, i, 4), digits(b, i + 5, 2), digits(b, i + 8, 2))
     else {
         return false;
     };
@@ -151,7 +152,8 @@ const fn is_date_time(b: &[u8]) -> bool {
     if b.len() < 20 || !date_at(b, 0) || !(b[10] == b'T' || b[10] == b't') {
         return false;
     }
-    let (Some(hour), Some(minute), Some(second)) = (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2))
+    let (Some(hour), Some(minute), Some(second)) =
+        (digits(b, 11, 2), digits(b, 14, 2), digits(b, 17, 2))
     else {
         return false;
     };
@@ -502,7 +504,13 @@ mod tests {
     fn date() {
         check(
             Date,
-            &["2026-07-28", "2024-02-29", "2000-02-29", "0001-01-01", "1999-12-31"],
+            &[
+                "2026-07-28",
+                "2024-02-29",
+                "2000-02-29",
+                "0001-01-01",
+                "1999-12-31",
+            ],
             &[
                 "2023-02-29",
                 "1900-02-29",

@@ -82,8 +82,12 @@ impl Prop {
                 .map(|c| json!({"const": c.value, "title": c.title.as_ref().unwrap_or(&c.value)}))
                 .collect()
         };
-        let values =
-            |options: &[Choice]| -> Value { options.iter().map(|c| Value::from(c.value.as_str())).collect() };
+        let values = |options: &[Choice]| -> Value {
+            options
+                .iter()
+                .map(|c| Value::from(c.value.as_str()))
+                .collect()
+        };
         match &self.kind {
             Kind::Text {
                 min_length,

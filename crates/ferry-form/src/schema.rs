@@ -103,7 +103,10 @@ impl<'a> Keywords<'a> {
         match self.map.get(key) {
             None => Ok(None),
             Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(format!("`{key}` must be a string, found {}", json_type(other))),
+            Some(other) => Err(format!(
+                "`{key}` must be a string, found {}",
+                json_type(other)
+            )),
         }
     }
 
@@ -132,7 +135,10 @@ impl<'a> Keywords<'a> {
         match self.map.get(key) {
             None => Ok(None),
             Some(Value::Number(n)) => Ok(Some(n.clone())),
-            Some(other) => Err(format!("`{key}` must be a number, found {}", json_type(other))),
+            Some(other) => Err(format!(
+                "`{key}` must be a number, found {}",
+                json_type(other)
+            )),
         }
     }
 
@@ -185,8 +191,7 @@ fn titled_options(value: Option<&Value>, key: &str) -> Result<Vec<Choice>, Strin
                 ));
             };
             let keywords = Keywords { map };
-            keywords
-                .only(&["const", "title"], &format!("`{key}[{i}]`"))?;
+            keywords.only(&["const", "title"], &format!("`{key}[{i}]`"))?;
             let value = keywords
                 .string("const")
                 .map_err(|e| format!("`{key}[{i}]`: {e}"))?
@@ -225,7 +230,9 @@ fn check_range<T: PartialOrd + fmt::Display>(
     if let (Some(low), Some(high)) = (low, high)
         && low > high
     {
-        return Err(format!("`{low_name}` ({low}) is greater than `{high_name}` ({high})"));
+        return Err(format!(
+            "`{low_name}` ({low}) is greater than `{high_name}` ({high})"
+        ));
     }
     Ok(())
 }
@@ -269,7 +276,14 @@ fn parse_property(value: &Value) -> Result<Prop, String> {
             let legacy = map.contains_key("enumNames");
             if legacy {
                 k.only(
-                    &["type", "title", "description", "enum", "enumNames", "default"],
+                    &[
+                        "type",
+                        "title",
+                        "description",
+                        "enum",
+                        "enumNames",
+                        "default",
+                    ],
                     "a legacy titled enum schema",
                 )?;
             } else {
@@ -339,7 +353,14 @@ fn parse_property(value: &Value) -> Result<Prop, String> {
         }
         "number" | "integer" => {
             k.only(
-                &["type", "title", "description", "minimum", "maximum", "default"],
+                &[
+                    "type",
+                    "title",
+                    "description",
+                    "minimum",
+                    "maximum",
+                    "default",
+                ],
                 "a number schema",
             )?;
             let minimum = k.number("minimum")?;
@@ -358,7 +379,10 @@ fn parse_property(value: &Value) -> Result<Prop, String> {
             }
         }
         "boolean" => {
-            k.only(&["type", "title", "description", "default"], "a boolean schema")?;
+            k.only(
+                &["type", "title", "description", "default"],
+                "a boolean schema",
+            )?;
             Kind::Boolean
         }
         "array" => {
@@ -436,7 +460,11 @@ fn parse_property(value: &Value) -> Result<Prop, String> {
         "object" => {
             return Err("nested objects are not allowed: elicitation forms are flat".into());
         }
-        other => return Err(format!("unsupported `type` {other:?}; it must be {SELECT_HINT}")),
+        other => {
+            return Err(format!(
+                "unsupported `type` {other:?}; it must be {SELECT_HINT}"
+            ));
+        }
     };
     let mut prop = Prop::new(kind);
     prop.title = k.string("title")?;
@@ -565,9 +593,15 @@ impl FormSchema {
         match root.get("type") {
             Some(Value::String(t)) if t == "object" => {}
             Some(other) => {
-                return Err(schema_error(format!("`type` must be \"object\", found {other}")));
+                return Err(schema_error(format!(
+                    "`type` must be \"object\", found {other}"
+                )));
             }
-            None => return Err(schema_error("`type` is missing; it must be \"object\"".into())),
+            None => {
+                return Err(schema_error(
+                    "`type` is missing; it must be \"object\"".into(),
+                ));
+            }
         }
         match root.get("$schema") {
             None | Some(Value::String(_)) => {}

@@ -356,7 +356,10 @@ fn answers_that_do_not_fit_the_rust_type_name_the_property() {
         matches!(&err, FormError::Deserialize { property: Some(p), .. } if p == "noDescription"),
         "{err:?}"
     );
-    assert!(err.to_string().starts_with("property `noDescription`: "), "{err}");
+    assert!(
+        err.to_string().starts_with("property `noDescription`: "),
+        "{err}"
+    );
 
     let mut answer = obj(full_answer());
     answer.insert("count".into(), json!(1e30));
@@ -435,9 +438,19 @@ rename_rule_case!(uppercase, "UPPERCASE", "VERY_TASTY", "VERYTASTY");
 rename_rule_case!(pascal, "PascalCase", "VeryTasty", "VeryTasty");
 rename_rule_case!(camel, "camelCase", "veryTasty", "veryTasty");
 rename_rule_case!(snake, "snake_case", "very_tasty", "very_tasty");
-rename_rule_case!(screaming_snake, "SCREAMING_SNAKE_CASE", "VERY_TASTY", "VERY_TASTY");
+rename_rule_case!(
+    screaming_snake,
+    "SCREAMING_SNAKE_CASE",
+    "VERY_TASTY",
+    "VERY_TASTY"
+);
 rename_rule_case!(kebab, "kebab-case", "very-tasty", "very-tasty");
-rename_rule_case!(screaming_kebab, "SCREAMING-KEBAB-CASE", "VERY-TASTY", "VERY-TASTY");
+rename_rule_case!(
+    screaming_kebab,
+    "SCREAMING-KEBAB-CASE",
+    "VERY-TASTY",
+    "VERY-TASTY"
+);
 
 #[derive(Form, Deserialize, Debug, PartialEq, Default)]
 #[serde(default, deny_unknown_fields)]
@@ -510,10 +523,8 @@ mod reexported {
     #[test]
     fn crate_path_option() {
         use forms::Form as _;
-        let via: Via = forms::parse_content(
-            serde_json::json!({"ok": true}).as_object().unwrap(),
-        )
-        .unwrap();
+        let via: Via =
+            forms::parse_content(serde_json::json!({"ok": true}).as_object().unwrap()).unwrap();
         assert!(via.ok);
         assert_eq!(
             Via::form_schema().as_value(),
@@ -569,23 +580,28 @@ fn integer_bounds_at_the_edges_of_their_types() {
         schema.property("b").unwrap()["maximum"],
         json!(18446744073709551615u64)
     );
-    assert_eq!(
-        schema.property("c").unwrap()["minimum"],
-        json!(i64::MIN)
-    );
+    assert_eq!(schema.property("c").unwrap()["minimum"], json!(i64::MIN));
     assert_eq!(schema.property("d").unwrap()["default"], json!(1.0));
     for name in ["f", "g", "h", "i", "j", "k", "l"] {
-        assert_eq!(schema.property(name).unwrap(), json!({"type": "integer"}).as_object().unwrap());
+        assert_eq!(
+            schema.property(name).unwrap(),
+            json!({"type": "integer"}).as_object().unwrap()
+        );
     }
     let answer = json!({
         "a": -128, "b": 18446744073709551615u64, "c": i64::MIN, "d": 5, "e": 1.5,
         "f": 1, "g": 2, "h": 3, "i": 4, "j": 5, "k": 6, "l": 7
     });
     let parsed: Numbers = parse_content(&obj(answer)).unwrap();
-    assert_eq!((parsed.a, parsed.b, parsed.c, parsed.d), (-128, u64::MAX, i64::MIN, 5));
+    assert_eq!(
+        (parsed.a, parsed.b, parsed.c, parsed.d),
+        (-128, u64::MAX, i64::MIN, 5)
+    );
     assert_eq!(parsed.e, 1.5);
     assert_eq!(
-        (parsed.f, parsed.g, parsed.h, parsed.i, parsed.j, parsed.k, parsed.l),
+        (
+            parsed.f, parsed.g, parsed.h, parsed.i, parsed.j, parsed.k, parsed.l
+        ),
         (1, 2, 3, 4, 5, 6, 7)
     );
     let mut too_big = obj(json!({

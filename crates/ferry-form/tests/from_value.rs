@@ -65,11 +65,11 @@ fn accepts_every_primitive_variant() {
         "required": ["text", "multi"]
     }));
     assert_eq!(schema.len(), 12);
-    assert_eq!(
-        schema.required().collect::<Vec<_>>(),
-        ["multi", "text"],
-        "form order is the map's order here"
-    );
+    // Form order is the `Value`'s map order here, which depends on serde_json's
+    // `preserve_order` feature.
+    let mut required: Vec<_> = schema.required().collect();
+    required.sort_unstable();
+    assert_eq!(required, ["multi", "text"]);
     assert_eq!(
         Value::Object(schema.defaults()),
         json!({
@@ -110,14 +110,23 @@ fn no_required_means_nothing_is_required() {
 
 #[test]
 fn refuses_nested_and_unknown_shapes() {
-    refused_property(json!({"type": "object", "properties": {}}), "nested objects");
-    refused_property(json!({"type": "array", "items": {"type": "string"}}), "lists of free text");
+    refused_property(
+        json!({"type": "object", "properties": {}}),
+        "nested objects",
+    );
+    refused_property(
+        json!({"type": "array", "items": {"type": "string"}}),
+        "lists of free text",
+    );
     refused_property(
         json!({"type": "array", "items": {"type": "object", "properties": {}}}),
         "must be an enum of strings",
     );
     refused_property(json!({"type": "array"}), "needs `items`");
-    refused_property(json!({"type": "array", "items": []}), "`items` must be an object");
+    refused_property(
+        json!({"type": "array", "items": []}),
+        "`items` must be an object",
+    );
     refused_property(
         json!({"type": "array", "items": {"type": "integer", "enum": ["1"]}}),
         "`items.type` must be \"string\"",
@@ -135,15 +144,33 @@ fn refuses_nested_and_unknown_shapes() {
         "keyword `type` is not allowed in titled multi-select `items`",
     );
     refused_property(json!({"type": "null"}), "unsupported `type` \"null\"");
-    refused_property(json!({"type": ["string", "null"]}), "`type` must be a string");
+    refused_property(
+        json!({"type": ["string", "null"]}),
+        "`type` must be a string",
+    );
     refused_property(json!({"title": "no type"}), "`type` is missing");
     refused_property(json!("string"), "must be an object");
-    refused_property(json!({"$ref": "#/defs/x", "type": "string"}), "keyword `$ref`");
-    refused_property(json!({"type": "string", "pattern": "^a$"}), "keyword `pattern`");
-    refused_property(json!({"type": "number", "multipleOf": 2}), "keyword `multipleOf`");
-    refused_property(json!({"type": "integer", "exclusiveMinimum": 0}), "keyword `exclusiveMinimum`");
+    refused_property(
+        json!({"$ref": "#/defs/x", "type": "string"}),
+        "keyword `$ref`",
+    );
+    refused_property(
+        json!({"type": "string", "pattern": "^a$"}),
+        "keyword `pattern`",
+    );
+    refused_property(
+        json!({"type": "number", "multipleOf": 2}),
+        "keyword `multipleOf`",
+    );
+    refused_property(
+        json!({"type": "integer", "exclusiveMinimum": 0}),
+        "keyword `exclusiveMinimum`",
+    );
     refused_property(json!({"type": "boolean", "const": true}), "keyword `const`");
-    refused_property(json!({"type": "string", "anyOf": [{"const": "a", "title": "A"}]}), "keyword `anyOf`");
+    refused_property(
+        json!({"type": "string", "anyOf": [{"const": "a", "title": "A"}]}),
+        "keyword `anyOf`",
+    );
     refused_property(
         json!({"type": "string", "enum": ["a"], "minLength": 1}),
         "keyword `minLength` is not allowed in a single-select enum schema",
@@ -156,18 +183,42 @@ fn refuses_nested_and_unknown_shapes() {
 
 #[test]
 fn refuses_bad_keyword_values() {
-    refused_property(json!({"type": "string", "format": "ipv4"}), "format \"ipv4\"");
-    refused_property(json!({"type": "string", "format": 1}), "`format` must be a string");
-    refused_property(json!({"type": "string", "title": 1}), "`title` must be a string");
-    refused_property(json!({"type": "string", "description": null}), "`description` must be a string");
-    refused_property(json!({"type": "string", "minLength": -1}), "non-negative integer");
-    refused_property(json!({"type": "string", "maxLength": 1.5}), "non-negative integer");
-    refused_property(json!({"type": "string", "maxLength": "3"}), "non-negative integer");
+    refused_property(
+        json!({"type": "string", "format": "ipv4"}),
+        "format \"ipv4\"",
+    );
+    refused_property(
+        json!({"type": "string", "format": 1}),
+        "`format` must be a string",
+    );
+    refused_property(
+        json!({"type": "string", "title": 1}),
+        "`title` must be a string",
+    );
+    refused_property(
+        json!({"type": "string", "description": null}),
+        "`description` must be a string",
+    );
+    refused_property(
+        json!({"type": "string", "minLength": -1}),
+        "non-negative integer",
+    );
+    refused_property(
+        json!({"type": "string", "maxLength": 1.5}),
+        "non-negative integer",
+    );
+    refused_property(
+        json!({"type": "string", "maxLength": "3"}),
+        "non-negative integer",
+    );
     refused_property(
         json!({"type": "string", "minLength": 3, "maxLength": 2}),
         "`minLength` (3) is greater than `maxLength` (2)",
     );
-    refused_property(json!({"type": "number", "minimum": "0"}), "`minimum` must be a number");
+    refused_property(
+        json!({"type": "number", "minimum": "0"}),
+        "`minimum` must be a number",
+    );
     refused_property(
         json!({"type": "number", "minimum": 2, "maximum": 1.5}),
         "`minimum` (2) is greater than `maximum` (1.5)",
@@ -185,19 +236,40 @@ fn refuses_bad_keyword_values() {
 #[test]
 fn refuses_bad_options() {
     refused_property(json!({"type": "string", "enum": []}), "at least one option");
-    refused_property(json!({"type": "string", "enum": ["a", "a"]}), "\"a\" is listed twice");
+    refused_property(
+        json!({"type": "string", "enum": ["a", "a"]}),
+        "\"a\" is listed twice",
+    );
     refused_property(json!({"type": "string", "enum": ["a", 1]}), "only strings");
     refused_property(json!({"type": "string", "enum": "a"}), "array of strings");
-    refused_property(json!({"type": "string", "enum": ["a"], "oneOf": []}), "not both");
+    refused_property(
+        json!({"type": "string", "enum": ["a"], "oneOf": []}),
+        "not both",
+    );
     refused_property(
         json!({"type": "string", "enum": ["a", "b"], "enumNames": ["A"]}),
         "`enumNames` has 1 names for 2 `enum` values",
     );
-    refused_property(json!({"type": "string", "oneOf": []}), "at least one option");
-    refused_property(json!({"type": "string", "oneOf": "a"}), "`oneOf` must be an array");
-    refused_property(json!({"type": "string", "oneOf": ["a"]}), "`oneOf[0]` must be an object");
-    refused_property(json!({"type": "string", "oneOf": [{"const": "a"}]}), "`oneOf[0]` has no `title`");
-    refused_property(json!({"type": "string", "oneOf": [{"title": "A"}]}), "`oneOf[0]` has no `const`");
+    refused_property(
+        json!({"type": "string", "oneOf": []}),
+        "at least one option",
+    );
+    refused_property(
+        json!({"type": "string", "oneOf": "a"}),
+        "`oneOf` must be an array",
+    );
+    refused_property(
+        json!({"type": "string", "oneOf": ["a"]}),
+        "`oneOf[0]` must be an object",
+    );
+    refused_property(
+        json!({"type": "string", "oneOf": [{"const": "a"}]}),
+        "`oneOf[0]` has no `title`",
+    );
+    refused_property(
+        json!({"type": "string", "oneOf": [{"title": "A"}]}),
+        "`oneOf[0]` has no `const`",
+    );
     refused_property(
         json!({"type": "string", "oneOf": [{"const": 1, "title": "A"}]}),
         "`const` must be a string",
@@ -214,16 +286,34 @@ fn refuses_bad_options() {
 
 #[test]
 fn refuses_bad_defaults() {
-    refused_property(json!({"type": "string", "default": 1}), "`default` must be a string");
-    refused_property(json!({"type": "number", "default": "1"}), "`default` must be a number");
-    refused_property(json!({"type": "integer", "default": 1.5}), "must be a whole number");
-    refused_property(json!({"type": "boolean", "default": "true"}), "`default` must be a boolean");
-    refused_property(json!({"type": "string", "enum": ["a"], "default": "b"}), "not one of the options");
+    refused_property(
+        json!({"type": "string", "default": 1}),
+        "`default` must be a string",
+    );
+    refused_property(
+        json!({"type": "number", "default": "1"}),
+        "`default` must be a number",
+    );
+    refused_property(
+        json!({"type": "integer", "default": 1.5}),
+        "must be a whole number",
+    );
+    refused_property(
+        json!({"type": "boolean", "default": "true"}),
+        "`default` must be a boolean",
+    );
+    refused_property(
+        json!({"type": "string", "enum": ["a"], "default": "b"}),
+        "not one of the options",
+    );
     refused_property(
         json!({"type": "string", "oneOf": [{"const": "a", "title": "A"}], "default": "A"}),
         "not one of the options",
     );
-    refused_property(json!({"type": "string", "enum": ["a"], "default": ["a"]}), "must be a string");
+    refused_property(
+        json!({"type": "string", "enum": ["a"], "default": ["a"]}),
+        "must be a string",
+    );
     refused_property(
         json!({"type": "array", "items": {"type": "string", "enum": ["a"]}, "default": "a"}),
         "`default` must be an array of strings",
@@ -246,9 +336,15 @@ fn refuses_bad_defaults() {
 fn refuses_bad_top_levels() {
     refused_schema(json!([]), "must be an object");
     refused_schema(json!({"properties": {}}), "`type` is missing");
-    refused_schema(json!({"type": "array", "properties": {}}), "`type` must be \"object\"");
+    refused_schema(
+        json!({"type": "array", "properties": {}}),
+        "`type` must be \"object\"",
+    );
     refused_schema(json!({"type": "object"}), "`properties` is missing");
-    refused_schema(json!({"type": "object", "properties": []}), "`properties` must be an object");
+    refused_schema(
+        json!({"type": "object", "properties": []}),
+        "`properties` must be an object",
+    );
     refused_schema(
         json!({"type": "object", "properties": {}, "additionalProperties": false}),
         "keyword `additionalProperties` is not allowed",
@@ -331,18 +427,25 @@ fn deserializing_checks_too_and_keeps_text_order() {
         r#"{"type":"object","properties":{"x":{"type":"string"},"x":{"type":"boolean"}}}"#,
     )
     .unwrap_err();
-    assert!(err.to_string().contains("property `x`: defined twice"), "{err}");
+    assert!(
+        err.to_string().contains("property `x`: defined twice"),
+        "{err}"
+    );
 
-    let err = serde_json::from_str::<FormSchema>(r#"{"type":"object","type":"object","properties":{}}"#)
-        .unwrap_err();
+    let err =
+        serde_json::from_str::<FormSchema>(r#"{"type":"object","type":"object","properties":{}}"#)
+            .unwrap_err();
     assert!(err.to_string().contains("`type` appears twice"), "{err}");
 
     let err = serde_json::from_str::<FormSchema>(r#""object""#).unwrap_err();
     assert!(err.to_string().contains("form schema object"), "{err}");
 
-    let err = serde_json::from_str::<FormSchema>(r#"{"type":"object","properties":[1]}"#)
-        .unwrap_err();
-    assert!(err.to_string().contains("`properties` must be an object"), "{err}");
+    let err =
+        serde_json::from_str::<FormSchema>(r#"{"type":"object","properties":[1]}"#).unwrap_err();
+    assert!(
+        err.to_string().contains("`properties` must be an object"),
+        "{err}"
+    );
 }
 
 #[test]

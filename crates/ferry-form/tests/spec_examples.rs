@@ -48,7 +48,10 @@ fn every_primitive_schema_example_is_accepted_as_a_property() {
             let schema = FormSchema::from_value(form.clone())
                 .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             assert_eq!(schema.as_value(), &form, "{}", path.display());
-            assert_eq!(schema.property("field").unwrap(), example.as_object().unwrap());
+            assert_eq!(
+                schema.property("field").unwrap(),
+                example.as_object().unwrap()
+            );
             // The example's default is itself a valid answer.
             let default = schema.defaults();
             assert!(default.contains_key("field"), "{}", path.display());
@@ -118,7 +121,10 @@ fn a_derived_form_matches_the_multiple_fields_example() {
         .unwrap();
     let request: Request = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
     assert_eq!(
-        request.requested_schema.property_names().collect::<Vec<_>>(),
+        request
+            .requested_schema
+            .property_names()
+            .collect::<Vec<_>>(),
         ["name", "email", "age"]
     );
     assert_eq!(Contact::form_schema(), request.requested_schema);
