@@ -166,6 +166,7 @@ where
     let env = RequestEnv {
         principal,
         headers: Some(std::mem::take(&mut parts.headers)),
+        session: None,
     };
     match server.handle(&bytes, env) {
         Handled::Reply(r) => json_response(r.status, r.body),
@@ -179,6 +180,14 @@ where
             ErrorCode::INVALID_REQUEST,
             "Invalid request: clients do not send JSON-RPC responses in MCP 2026-07-28",
         ),
+        Handled::Initialized { reply, session } => {
+            let mut r = json_response(reply.status, reply.body);
+            if let Ok(v) = HeaderValue::from_str(session.id()) {
+                r.headers_mut().insert(ferry_protocol::headers::SESSION_ID, v);
+            }
+            server.watch_session(&session);
+            r
+        }
         Handled::Pending(call) => run(call, &config).await,
     }
 }

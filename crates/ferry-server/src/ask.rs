@@ -347,11 +347,13 @@ pub(crate) struct AskBook {
     /// Every key asked in this run, answered or not.
     pub(crate) asked: BTreeSet<String>,
     /// Default-key counters per kind.
-    counters: [u32; 4],
+    pub(crate) counters: [u32; 4],
     /// The handler's own state from the previous round.
     pub(crate) app_in: Option<Value>,
     /// The handler's own state for the next round.
     pub(crate) app_out: Option<Value>,
+    /// `elicitationId`s of URL asks sent on a 2025-11-25 session, by key.
+    pub(crate) url_ids: BTreeMap<String, String>,
 }
 
 impl AskBook {
@@ -395,6 +397,96 @@ impl<T: AskOutput> Ask<T> {
         self
     }
 
+    /// Whether this ask goes to the client live (a 2025-11-25 session) rather than
+    /// through MRTR rounds.
+    pub(crate) fn is_live(&self) -> bool {
+        self.ctx.inner().session.is_some()
+    }
+
+    /// Sends the ask as a JSON-RPC request on a 2025-11-25 session and waits for the
+    /// answer, with the server's ask timeout and the request's cancellation.
+    async fn resolve_live(self) -> Result<T, Interrupt> {
+        let ctx = self.ctx;
+        self.spec
+            .check_capabilities(ctx.client_capabilities())
+            .map_err(Interrupt::failed)?;
+        let Some(session) = ctx.inner().session.clone() else {
+            return Err(Interrupt::failed(ErrorObject::internal("Internal error: no session")));
+        };
+        let key = {
+            let mut book = ctx.asks();
+            match self.key {
+                Some(k) => k,
+                None => book.next_key(self.spec.kind()),
+            }
+        };
+        let timeout = ctx.server().inner.ask_timeout;
+        // An answer that fails the form's checks is asked again, a few times.
+        for _ in 0..3 {
+            let (id, rx) = session.register_request();
+            let (method, mut params) = match self.spec.to_input_request() {
+                Value::Object(mut m) => (
+                    m.remove("method").unwrap_or(Value::Null),
+                    m.remove("params").unwrap_or_else(|| json!({})),
+                ),
+                _ => (Value::Null, json!({})),
+            };
+            if let AskSpec::Url { .. } = &self.spec {
+                let elicitation_id = new_elicitation_id();
+                params["elicitationId"] = json!(elicitation_id);
+                ctx.asks().url_ids.insert(key.clone(), elicitation_id);
+            } else if let AskSpec::Form { .. } = &self.spec {
+                // Clients before 2025-11-25 know no `mode`; form is the default anyway.
+                if let Value::Object(p) = &mut params {
+                    p.remove("mode");
+                }
+            }
+            let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            let bytes = bytes::Bytes::from(serde_json::to_vec(&msg).unwrap_or_default());
+            if ctx.inner().outbound.is_open() {
+                ctx.inner().outbound.send(bytes).await;
+            } else {
+                session.send_standalone(bytes);
+            }
+            let answer = tokio::select! {
+                a = rx => a,
+                _ = ctx.cancelled() => {
+                    session.forget_request(&id);
+                    return Err(Interrupt::failed(ErrorObject::internal("Request cancelled")));
+                }
+                _ = tokio::time::sleep(timeout) => {
+                    session.forget_request(&id);
+                    return Err(Interrupt::failed(ErrorObject::internal(
+                        "Internal error: the client did not answer in time",
+                    )));
+                }
+            };
+            let value = match answer {
+                Err(_) => {
+                    return Err(Interrupt::failed(ErrorObject::internal(
+                        "Internal error: the session ended before the client answered",
+                    )));
+                }
+                Ok(Err(client_error)) => return Err(Interrupt::failed(client_error)),
+                Ok(Ok(v)) => v,
+            };
+            match T::from_answer(&AskSpecRef(&self.spec), &value) {
+                Ok(v) => return Ok(v),
+                Err(AnswerProblemRef(AnswerProblem::Malformed(m))) => {
+                    return Err(Interrupt::failed(ErrorObject::internal(format!(
+                        "Internal error: the client's answer was malformed: {m}"
+                    ))));
+                }
+                Err(AnswerProblemRef(AnswerProblem::Unacceptable(why))) => {
+                    tracing::debug!(key = %key, reason = %why, "answer not acceptable; asking again");
+                }
+            }
+        }
+        Err(Interrupt::failed(ErrorObject::internal(
+            "Internal error: the client's answers did not fit the request",
+        )))
+    }
+
     /// Resolves against the answers at hand, recording the ask as pending when there is
     /// no acceptable answer.
     pub(crate) fn resolve(self) -> Result<T, Interrupt> {
@@ -434,8 +526,12 @@ impl<T: AskOutput> IntoFuture for Ask<T> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        let out = self.resolve();
-        Box::pin(std::future::ready(out))
+        if self.is_live() {
+            Box::pin(self.resolve_live())
+        } else {
+            let out = self.resolve();
+            Box::pin(std::future::ready(out))
+        }
     }
 }
 
@@ -444,29 +540,37 @@ pub trait AskSet {
     /// The answers, in the same shape as the tuple.
     type Output;
     #[doc(hidden)]
-    fn resolve_all(self) -> Result<Self::Output, Interrupt>;
+    fn resolve_all(self) -> Pin<Box<dyn Future<Output = Result<Self::Output, Interrupt>> + Send>>;
 }
 
 macro_rules! ask_set {
     ($($t:ident $v:ident),+) => {
         impl<$($t: AskOutput),+> AskSet for ($(Ask<$t>,)+) {
             type Output = ($($t,)+);
-            fn resolve_all(self) -> Result<Self::Output, Interrupt> {
+            fn resolve_all(self) -> Pin<Box<dyn Future<Output = Result<Self::Output, Interrupt>> + Send>> {
+                #[allow(non_snake_case)]
+                fn now<$($t: AskOutput),+>($($v: Ask<$t>),+) -> Result<($($t,)+), Interrupt> {
+                    $(let $v = $v.resolve();)+
+                    let failed = false $(|| matches!(&$v, Err(Interrupt { kind: InterruptKind::Failed(_) })))+;
+                    if failed {
+                        $(if let Err(e) = $v {
+                            if matches!(e.kind, InterruptKind::Failed(_)) {
+                                return Err(e);
+                            }
+                        })+
+                        return Err(Interrupt::input_required());
+                    }
+                    if false $(|| $v.is_err())+ {
+                        return Err(Interrupt::input_required());
+                    }
+                    Ok(($(match $v { Ok(v) => v, Err(e) => return Err(e) },)+))
+                }
                 let ($($v,)+) = self;
-                $(let $v = $v.resolve();)+
-                let failed = false $(|| matches!(&$v, Err(Interrupt { kind: InterruptKind::Failed(_) })))+;
-                if failed {
-                    $(if let Err(e) = $v {
-                        if matches!(e.kind, InterruptKind::Failed(_)) {
-                            return Err(e);
-                        }
-                    })+
-                    return Err(Interrupt::input_required());
+                if false $(|| $v.is_live())+ {
+                    // A 2025-11-25 session has no rounds: ask one after the other.
+                    return Box::pin(async move { Ok(($($v.await?,)+)) });
                 }
-                if false $(|| $v.is_err())+ {
-                    return Err(Interrupt::input_required());
-                }
-                Ok(($(match $v { Ok(v) => v, Err(e) => return Err(e) },)+))
+                Box::pin(std::future::ready(now($($v),+)))
             }
         }
     };
@@ -481,8 +585,23 @@ ask_set!(A a, B b, C c, D d, E e, F f);
 
 impl<T: AskOutput> AskSet for Vec<Ask<T>> {
     type Output = Vec<T>;
-    fn resolve_all(self) -> Result<Self::Output, Interrupt> {
-        let results: Vec<_> = self.into_iter().map(Ask::resolve).collect();
+    fn resolve_all(self) -> Pin<Box<dyn Future<Output = Result<Self::Output, Interrupt>> + Send>> {
+        if self.iter().any(Ask::is_live) {
+            return Box::pin(async move {
+                let mut out = Vec::with_capacity(self.len());
+                for ask in self {
+                    out.push(ask.await?);
+                }
+                Ok(out)
+            });
+        }
+        Box::pin(std::future::ready(resolve_vec(self)))
+    }
+}
+
+fn resolve_vec<T: AskOutput>(asks: Vec<Ask<T>>) -> Result<Vec<T>, Interrupt> {
+    {
+        let results: Vec<_> = asks.into_iter().map(Ask::resolve).collect();
         let mut out = Vec::with_capacity(results.len());
         let mut missing = false;
         for r in results {
@@ -500,6 +619,17 @@ impl<T: AskOutput> AskSet for Vec<Ask<T>> {
             Ok(out)
         }
     }
+}
+
+fn new_elicitation_id() -> String {
+    use std::fmt::Write as _;
+    let mut b = [0u8; 16];
+    let _ = getrandom::fill(&mut b);
+    let mut s = String::with_capacity(32);
+    for x in b {
+        let _ = write!(s, "{x:02x}");
+    }
+    s
 }
 
 /// Builds a form ask for `T`.

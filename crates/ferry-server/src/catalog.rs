@@ -37,7 +37,7 @@ pub(crate) struct ListShape {
 
 pub(crate) struct Snapshot<E> {
     pub(crate) items: BTreeMap<Arc<str>, Arc<E>>,
-    pages: Mutex<HashMap<Option<String>, Bytes>>,
+    pages: Mutex<HashMap<(bool, Option<String>), Bytes>>,
 }
 
 impl<E> Snapshot<E> {
@@ -97,14 +97,15 @@ impl<E: Listed> Catalog<E> {
         true
     }
 
-    /// The serialized result object for the page starting at `cursor`.
-    pub(crate) fn page(&self, cursor: Option<&str>, shape: &ListShape) -> Result<Bytes, ErrorObject> {
+    /// The serialized result object for the page starting at `cursor`; `legacy` gives
+    /// the 2025-11-25 shape (no `resultType`, no caching hints, no `_meta`).
+    pub(crate) fn page(&self, cursor: Option<&str>, shape: &ListShape, legacy: bool) -> Result<Bytes, ErrorObject> {
         let snap = self.snapshot();
         let after = match cursor {
             None => None,
             Some(c) => Some(decode_cursor(c)?),
         };
-        let cache_key = after.clone();
+        let cache_key = (legacy, after.clone());
         if let Some(hit) = snap.pages.lock().get(&cache_key) {
             return Ok(hit.clone());
         }
@@ -116,7 +117,11 @@ impl<E: Listed> Catalog<E> {
             ),
         };
         let mut buf = BytesMut::with_capacity(1024);
-        buf.put_slice(b"{\"resultType\":\"complete\",\"");
+        if legacy {
+            buf.put_slice(b"{\"");
+        } else {
+            buf.put_slice(b"{\"resultType\":\"complete\",\"");
+        }
         buf.put_slice(shape.member.as_bytes());
         buf.put_slice(b"\":[");
         let mut last: Option<&str> = None;
@@ -146,7 +151,9 @@ impl<E: Listed> Catalog<E> {
             buf.put_slice(encode_cursor(l).as_bytes());
             buf.put_u8(b'"');
         }
-        buf.put_slice(&shape.tail);
+        if !legacy {
+            buf.put_slice(&shape.tail);
+        }
         buf.put_u8(b'}');
         let bytes = buf.freeze();
         let mut pages = snap.pages.lock();
@@ -203,7 +210,7 @@ mod tests {
         let mut names = vec![];
         let mut cursor: Option<String> = None;
         loop {
-            let page = cat.page(cursor.as_deref(), &shape).unwrap();
+            let page = cat.page(cursor.as_deref(), &shape, false).unwrap();
             let v: serde_json::Value = serde_json::from_slice(&page).unwrap();
             for t in v["tools"].as_array().unwrap() {
                 names.push(t["name"].as_str().unwrap().to_owned());
@@ -216,6 +223,8 @@ mod tests {
             cat.insert(item("a0"));
         }
         assert_eq!(names, ["a", "b", "c", "d", "e"]);
-        assert!(cat.page(Some("bogus!"), &shape).is_err());
+        assert!(cat.page(Some("bogus!"), &shape, false).is_err());
+        let legacy: serde_json::Value = serde_json::from_slice(&cat.page(None, &shape, true).unwrap()).unwrap();
+        assert!(legacy.get("resultType").is_none() && legacy.get("ttlMs").is_none());
     }
 }

@@ -47,6 +47,7 @@ pub(crate) struct ContextInner {
     pub(crate) outbound: Outbound,
     pub(crate) cancel: CancellationToken,
     pub(crate) server: Server,
+    pub(crate) session: Option<std::sync::Arc<crate::session::Session>>,
     pub(crate) last_progress: Mutex<Option<f64>>,
     pub(crate) asks: Mutex<AskBook>,
 }
@@ -236,7 +237,30 @@ impl Context {
     /// Awaits several asks at once, so those without answers go to the client in one
     /// round: `let (a, b) = ctx.ask_all((ask_a, ask_b)).await?;`.
     pub async fn ask_all<S: AskSet>(&self, asks: S) -> Result<S::Output, Interrupt> {
-        asks.resolve_all()
+        asks.resolve_all().await
+    }
+
+    /// Tells a 2025-11-25 client that the URL-mode interaction asked under `key` is
+    /// finished (`notifications/elicitation/complete`). Does nothing on 2026-07-28
+    /// requests, where the retry carries that news.
+    pub async fn complete_url_elicitation(&self, key: &str) {
+        let Some(session) = &self.inner.session else {
+            return;
+        };
+        let Some(id) = self.asks().url_ids.get(key).cloned() else {
+            return;
+        };
+        let msg = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/elicitation/complete",
+            "params": { "elicitationId": id }
+        });
+        let bytes = Bytes::from(serde_json::to_vec(&msg).unwrap_or_default());
+        if self.inner.outbound.is_open() {
+            self.inner.outbound.send(bytes).await;
+        } else {
+            session.send_standalone(bytes);
+        }
     }
 
     /// The handler's own state from the previous round, if it stored one with

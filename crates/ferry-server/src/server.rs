@@ -17,6 +17,7 @@ use crate::catalog::{Catalog, ListShape};
 use crate::hub::{Event, Hub};
 use crate::prompt::{PromptBuilder, PromptEntry};
 use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
+use crate::session::Sessions;
 use crate::tool::{DefinitionError, ToolBuilder, ToolEntry};
 
 /// An MCP server: definitions plus configuration, shared by every transport serving it.
@@ -51,6 +52,10 @@ pub(crate) struct ServerInner {
     pub(crate) hub: Hub,
     pub(crate) shutdown: CancellationToken,
     pub(crate) instructions: Option<String>,
+    pub(crate) legacy: bool,
+    pub(crate) legacy_capabilities: ServerCapabilities,
+    pub(crate) sessions: Sessions,
+    pub(crate) ask_timeout: Duration,
 }
 
 /// Configures and builds a [`Server`].
@@ -78,6 +83,10 @@ pub struct ServerBuilder {
     single_use_all: bool,
     server_info_in_results: bool,
     extensions: JsonObject,
+    legacy: bool,
+    max_sessions: usize,
+    session_idle: Duration,
+    ask_timeout: Duration,
 }
 
 impl Server {
@@ -106,6 +115,10 @@ impl Server {
             single_use_all: false,
             server_info_in_results: true,
             extensions: JsonObject::new(),
+            legacy: true,
+            max_sessions: 10_000,
+            session_idle: Duration::from_secs(30 * 60),
+            ask_timeout: Duration::from_secs(10 * 60),
         }
     }
 
@@ -378,6 +391,35 @@ impl ServerBuilder {
         self
     }
 
+    /// Serves only 2026-07-28 (stateless) requests: `initialize` is refused with an error
+    /// naming the supported versions. By default the server is dual-era and also serves
+    /// 2025-11-25 clients (initialize, sessions, requests to the client).
+    pub fn modern_only(mut self) -> Self {
+        self.legacy = false;
+        self
+    }
+
+    /// The most 2025-11-25 HTTP sessions alive at once (default 10,000); `initialize`
+    /// beyond it gets HTTP 503.
+    pub fn max_sessions(mut self, n: usize) -> Self {
+        self.max_sessions = n.max(1);
+        self
+    }
+
+    /// How long a 2025-11-25 HTTP session may stay idle before it expires (default 30
+    /// minutes); requests on an expired session get HTTP 404.
+    pub fn session_idle_timeout(mut self, idle: Duration) -> Self {
+        self.session_idle = idle;
+        self
+    }
+
+    /// How long a handler waits for a 2025-11-25 client to answer a request (elicitation,
+    /// sampling, roots) before the ask fails (default 10 minutes).
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
+        self
+    }
+
     /// Leaves `serverInfo` out of result `_meta` (it is included by default).
     pub fn without_server_info_in_results(mut self) -> Self {
         self.server_info_in_results = false;
@@ -427,6 +469,12 @@ impl ServerBuilder {
             ..Default::default()
         };
 
+        // 2025-11-25 sessions also get logging (logging/setLevel) and subscriptions.
+        let legacy_capabilities = ServerCapabilities {
+            logging: Some(JsonObject::new()),
+            resources: capabilities.resources.clone(),
+            ..capabilities.clone()
+        };
         let server_meta = self.server_info_in_results.then(|| {
             let mut s = serde_json::to_string(&json!({ meta::SERVER_INFO: self.info }))
                 .unwrap_or_else(|_| "{}".into());
@@ -506,6 +554,10 @@ impl ServerBuilder {
                 hub: Hub::new(1024),
                 shutdown: CancellationToken::new(),
                 instructions: self.instructions,
+                legacy: self.legacy,
+                legacy_capabilities,
+                sessions: Sessions::new(self.max_sessions, self.session_idle),
+                ask_timeout: self.ask_timeout,
             }),
         })
     }

@@ -82,6 +82,7 @@ where
     let mut in_flight: FuturesUnordered<_> = FuturesUnordered::new();
     let mut aborts: HashMap<RequestId, AbortHandle> = HashMap::new();
     let mut eof = false;
+    let mut session: Option<std::sync::Arc<ferry_server::Session>> = None;
 
     while !eof {
         let can_read = in_flight.len() < config.max_in_flight;
@@ -109,7 +110,11 @@ where
                             reader.clear();
                             continue;
                         }
-                        let env = RequestEnv { principal: config.principal.clone(), headers: None };
+                        let env = RequestEnv {
+                            principal: config.principal.clone(),
+                            headers: None,
+                            session: session.clone(),
+                        };
                         let handled = server.handle(reader.line(), env);
                         reader.clear();
                         match handled {
@@ -119,6 +124,16 @@ where
                                 }
                             }
                             Handled::Accepted | Handled::UnexpectedResponse => {}
+                            Handled::Initialized { reply, session: s } => {
+                                // A 2025-11-25 client: the process is now its session, and
+                                // messages not tied to a request go to stdout too.
+                                s.attach_stream(tx.clone());
+                                server.watch_session(&s);
+                                session = Some(s);
+                                if tx.send(reply.body).await.is_err() {
+                                    break;
+                                }
+                            }
                             Handled::Cancel(id) => {
                                 if let Some(handle) = aborts.remove(&id) {
                                     handle.abort();
@@ -154,6 +169,9 @@ where
     }
 
     // End of input: end listen streams gracefully, give running requests a moment.
+    if let Some(s) = &session {
+        s.close();
+    }
     server.shutdown();
     let drain = async {
         while let Some((_, outcome)) = in_flight.next().await {

@@ -1,0 +1,439 @@
+//! Running handlers: the part of a request that waits. A [`PendingCall`] owns everything
+//! its handler needs, so a transport can drive it anywhere, and dropping it cancels the
+//! handler.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::Arc;
+
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::result::ResultType;
+use ferry_protocol::tools::CallToolResult;
+use ferry_protocol::{ErrorCode, ErrorObject};
+use ferry_state::digest_args;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use crate::ask::{AskBook, InterruptKind};
+use crate::completion::{Completer, CompletionRequest, MAX_COMPLETION_VALUES};
+use crate::context::{Context, ContextInner};
+use crate::error::{ErrorKind, Result};
+use crate::listen::{self, Filter};
+use crate::mrtr::{self, Bound, MrtrInput, StatePolicy};
+use crate::outbound::Outbound;
+use crate::params::Checked;
+use crate::principal::Principal;
+use crate::prompt::PromptEntry;
+use crate::reply::Reply;
+use crate::resource::{CacheHint, ReadHandler, ResourceRequest};
+use crate::server::{Server, ServerInner};
+use crate::session::Session;
+use crate::tool::ToolEntry;
+
+/// Whether a pending call may send messages before its response.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Streaming {
+    /// Never: a plain JSON response.
+    Never,
+    /// Only if the handler reports progress, logs, or (on a 2025-11-25 session) sends a
+    /// request to the client.
+    Maybe,
+    /// Always: a `subscriptions/listen` stream.
+    Always,
+}
+
+/// A request whose handler has yet to run.
+pub struct PendingCall {
+    pub(crate) streaming: Streaming,
+    pub(crate) base: Base,
+    pub(crate) kind: CallKind,
+}
+
+pub(crate) struct Base {
+    pub(crate) server: Server,
+    pub(crate) id: RequestId,
+    pub(crate) checked: Checked,
+    pub(crate) principal: Option<Principal>,
+    pub(crate) session: Option<Arc<Session>>,
+}
+
+pub(crate) enum CallKind {
+    Tool {
+        entry: Arc<ToolEntry>,
+        args: Value,
+        mrtr: MrtrInput,
+    },
+    Prompt {
+        entry: Arc<PromptEntry>,
+        args: BTreeMap<String, String>,
+        mrtr: MrtrInput,
+    },
+    Read {
+        uri: String,
+        handler: Arc<dyn ReadHandler>,
+        params: BTreeMap<String, String>,
+        cache: CacheHint,
+        mrtr: MrtrInput,
+    },
+    Complete {
+        completer: Option<Arc<dyn Completer>>,
+        req: CompletionRequest,
+    },
+    Listen {
+        filter: Filter,
+    },
+}
+
+/// How many times a 2025-11-25 request may resume a handler that checkpointed.
+const MAX_LOCAL_ROUNDS: usize = 64;
+
+impl PendingCall {
+    /// The request id.
+    pub fn id(&self) -> &RequestId {
+        &self.base.id
+    }
+
+    /// Whether the call may stream messages before its response.
+    pub fn streaming(&self) -> Streaming {
+        self.streaming
+    }
+
+    /// The 2025-11-25 session the call belongs to, if any.
+    pub fn session(&self) -> Option<&Arc<Session>> {
+        self.base.session.as_ref()
+    }
+
+    /// Runs the handler. Notifications (and, on a 2025-11-25 session, requests to the
+    /// client) go to `outbound`; the response is returned. Dropping the future cancels
+    /// the handler.
+    pub async fn run(self, outbound: Outbound) -> Reply {
+        let cancel = CancellationToken::new();
+        let _guard = cancel.clone().drop_guard();
+        let PendingCall { base, kind, .. } = self;
+        let tracked = base.session.clone().map(|s| {
+            s.track(base.id.clone(), cancel.clone());
+            TrackGuard(s, base.id.clone())
+        });
+        let run = async {
+            match kind {
+                CallKind::Tool { entry, args, mrtr } => run_tool(&base, entry, args, mrtr, outbound, cancel.clone()).await,
+                CallKind::Prompt { entry, args, mrtr } => {
+                    run_prompt(&base, entry, args, mrtr, outbound, cancel.clone()).await
+                }
+                CallKind::Read {
+                    uri,
+                    handler,
+                    params,
+                    cache,
+                    mrtr,
+                } => run_read(&base, uri, handler, params, cache, mrtr, outbound, cancel.clone()).await,
+                CallKind::Complete { completer, req } => {
+                    run_complete(&base, completer, req, outbound, cancel.clone()).await
+                }
+                CallKind::Listen { filter } => listen::run(&base.server, base.id.clone(), filter, outbound).await,
+            }
+        };
+        let reply = tokio::select! {
+            biased;
+            r = run => r,
+            _ = cancel.cancelled() => Reply::error(
+                Some(&base.id),
+                &ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Request cancelled"),
+            ),
+        };
+        drop(tracked);
+        reply
+    }
+}
+
+struct TrackGuard(Arc<Session>, RequestId);
+
+impl Drop for TrackGuard {
+    fn drop(&mut self) {
+        self.0.untrack(&self.1);
+    }
+}
+
+/// What running a handler came to.
+enum Step<T> {
+    Done(T),
+    Execution(String),
+    Stop(Reply),
+}
+
+impl Base {
+    fn context(&self, method: &'static str, outbound: Outbound, cancel: CancellationToken, book: AskBook) -> Context {
+        Context::new(ContextInner {
+            id: self.id.clone(),
+            method,
+            version: self.checked.version,
+            meta: self.checked.meta.clone(),
+            capabilities: self.checked.capabilities.clone(),
+            log_level: match &self.session {
+                Some(s) => s.log_level(),
+                None => self.checked.log_level,
+            },
+            principal: self.principal.clone(),
+            outbound,
+            cancel,
+            server: self.server.clone(),
+            session: self.session.clone(),
+            last_progress: Mutex::new(None),
+            asks: Mutex::new(book),
+        })
+    }
+
+    pub(crate) fn inner(&self) -> &ServerInner {
+        &self.server.inner
+    }
+
+    fn legacy(&self) -> bool {
+        self.session.is_some()
+    }
+
+    /// `_meta` spliced into results: serverInfo, on modern requests only.
+    fn meta_bytes(&self) -> Option<&[u8]> {
+        if self.legacy() {
+            None
+        } else {
+            self.inner().server_meta.as_deref()
+        }
+    }
+
+    pub(crate) fn error(&self, e: &ErrorObject) -> Reply {
+        if self.legacy() && is_resource_not_found(e) {
+            // 2025-11-25 and earlier: -32002.
+            let mut e = e.clone();
+            e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
+            return Reply::error(Some(&self.id), &e);
+        }
+        Reply::error(Some(&self.id), e)
+    }
+
+    fn result_type(&self) -> Option<ResultType> {
+        (!self.legacy()).then_some(ResultType::Complete)
+    }
+
+    fn bound<'a>(&'a self, method: &'static str, target: &'a str, args: &Value) -> Bound<'a> {
+        Bound {
+            principal: self.principal.as_ref().map(Principal::id),
+            method,
+            target,
+            args: digest_args(args),
+        }
+    }
+
+    /// Runs a handler through the MRTR engine (modern) or with live asks (2025-11-25).
+    #[allow(clippy::too_many_arguments)]
+    async fn execute<T, F, Fut>(
+        &self,
+        method: &'static str,
+        bound: &Bound<'_>,
+        policy: StatePolicy,
+        mrtr: MrtrInput,
+        outbound: Outbound,
+        cancel: CancellationToken,
+        f: F,
+    ) -> Step<T>
+    where
+        F: Fn(Context) -> Fut,
+        Fut: Future<Output = Result<T>>,
+    {
+        let mut book = if self.legacy() {
+            AskBook::default()
+        } else {
+            match mrtr::open(self.inner(), bound, mrtr, policy).await {
+                Ok(b) => b,
+                Err(e) => return Step::Stop(self.error(&e)),
+            }
+        };
+        for _ in 0..MAX_LOCAL_ROUNDS {
+            let ctx = self.context(method, outbound.clone(), cancel.clone(), book);
+            let outcome = f(ctx.clone()).await;
+            let e = match outcome {
+                Ok(v) => return Step::Done(v),
+                Err(e) => e,
+            };
+            match e.kind {
+                ErrorKind::Execution(m) => return Step::Execution(m),
+                ErrorKind::Protocol(e) => return Step::Stop(self.error(&e)),
+                ErrorKind::Interrupt(i) => match i.kind {
+                    InterruptKind::Failed(e) => return Step::Stop(self.error(&e)),
+                    InterruptKind::Checkpoint if self.legacy() => {
+                        // No client round trip on a session: resume here.
+                        let prev = std::mem::take(&mut *ctx.asks());
+                        book = AskBook {
+                            app_in: prev.app_out.or(prev.app_in),
+                            ..AskBook::default()
+                        };
+                    }
+                    kind if !self.legacy() => {
+                        let prev = std::mem::take(&mut *ctx.asks());
+                        return Step::Stop(match mrtr::input_required(self.inner(), bound, prev, &kind) {
+                            Ok(result) => Reply::result(&self.id, &result, self.meta_bytes()),
+                            Err(e) => self.error(&e),
+                        });
+                    }
+                    _ => {
+                        return Step::Stop(self.error(&ErrorObject::internal(
+                            "Internal error: the handler stopped for input on a session",
+                        )));
+                    }
+                },
+            }
+        }
+        Step::Stop(self.error(&ErrorObject::internal("Internal error: the handler did not finish")))
+    }
+}
+
+fn is_resource_not_found(e: &ErrorObject) -> bool {
+    e.code == ErrorCode::INVALID_PARAMS
+        && e.message == "Resource not found"
+        && e.data.as_ref().is_some_and(|d| d.get("uri").is_some())
+}
+
+async fn run_tool(
+    base: &Base,
+    entry: Arc<ToolEntry>,
+    args: Value,
+    mrtr: MrtrInput,
+    outbound: Outbound,
+    cancel: CancellationToken,
+) -> Reply {
+    let finish = |mut r: CallToolResult| {
+        r.result_type = base.result_type();
+        Reply::result(&base.id, &r, base.meta_bytes())
+    };
+    if let Err(problems) = entry.input.validate(&args) {
+        return finish(CallToolResult::error(format!("Invalid arguments: {problems}")));
+    }
+    let bound = base.bound("tools/call", &entry.def.name, &args);
+    let step = base
+        .execute("tools/call", &bound, entry.policy, mrtr, outbound, cancel, |ctx| {
+            entry.handler.call(ctx, args.clone())
+        })
+        .await;
+    match step {
+        Step::Done(result) => {
+            if let Err(problem) = entry.check_output(&result) {
+                tracing::error!(tool = %entry.def.name, %problem, "tool result does not match its outputSchema");
+                return base.error(&ErrorObject::internal(
+                    "Internal error: the tool's result does not match its outputSchema",
+                ));
+            }
+            finish(result)
+        }
+        Step::Execution(message) => finish(CallToolResult::error(message)),
+        Step::Stop(reply) => reply,
+    }
+}
+
+async fn run_prompt(
+    base: &Base,
+    entry: Arc<PromptEntry>,
+    args: BTreeMap<String, String>,
+    mrtr: MrtrInput,
+    outbound: Outbound,
+    cancel: CancellationToken,
+) -> Reply {
+    let args_json = json!(args);
+    let bound = base.bound("prompts/get", &entry.def.name, &args_json);
+    let step = base
+        .execute("prompts/get", &bound, entry.policy, mrtr, outbound, cancel, |ctx| {
+            entry.handler.get(ctx, args.clone())
+        })
+        .await;
+    match step {
+        Step::Done(mut result) => {
+            result.result_type = base.result_type();
+            Reply::result(&base.id, &result, base.meta_bytes())
+        }
+        Step::Execution(message) => {
+            tracing::warn!(prompt = %entry.def.name, %message, "prompt handler failed");
+            base.error(&ErrorObject::internal(format!("Internal error: {message}")))
+        }
+        Step::Stop(reply) => reply,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn run_read(
+    base: &Base,
+    uri: String,
+    handler: Arc<dyn ReadHandler>,
+    params: BTreeMap<String, String>,
+    cache: CacheHint,
+    mrtr: MrtrInput,
+    outbound: Outbound,
+    cancel: CancellationToken,
+) -> Reply {
+    let retry = mrtr.is_retry();
+    let bound = base.bound("resources/read", &uri, &Value::Null);
+    let step = base
+        .execute("resources/read", &bound, StatePolicy::default(), mrtr, outbound, cancel, |ctx| {
+            handler.read(
+                ctx,
+                ResourceRequest {
+                    uri: uri.clone(),
+                    params: params.clone(),
+                },
+            )
+        })
+        .await;
+    match step {
+        Step::Done(contents) if contents.is_empty() => base.error(&ErrorObject::resource_not_found(&uri)),
+        Step::Done(contents) => {
+            let mut result = json!({ "contents": contents });
+            if !base.legacy() {
+                result["resultType"] = json!("complete");
+                // Results of MRTR retries are never cacheable (mrtr.mdx §caching).
+                if !retry {
+                    result["ttlMs"] = json!(cache.ttl_ms);
+                    result["cacheScope"] = json!(cache.scope);
+                }
+            }
+            Reply::result(&base.id, &result, base.meta_bytes())
+        }
+        Step::Execution(message) => {
+            tracing::warn!(%uri, %message, "resource read failed");
+            base.error(&ErrorObject::internal(format!("Internal error: {message}")))
+        }
+        Step::Stop(reply) => reply,
+    }
+}
+
+async fn run_complete(
+    base: &Base,
+    completer: Option<Arc<dyn Completer>>,
+    req: CompletionRequest,
+    outbound: Outbound,
+    cancel: CancellationToken,
+) -> Reply {
+    let values = match completer {
+        None => Vec::new(),
+        Some(c) => {
+            let ctx = base.context("completion/complete", outbound, cancel, AskBook::default());
+            match c.complete(ctx, req).await {
+                Ok(v) => v,
+                Err(e) => {
+                    return match e.kind {
+                        ErrorKind::Protocol(e) => base.error(&e),
+                        ErrorKind::Execution(m) => base.error(&ErrorObject::internal(format!("Internal error: {m}"))),
+                        ErrorKind::Interrupt(_) => base.error(&ErrorObject::internal(
+                            "Internal error: completion/complete cannot ask for input",
+                        )),
+                    };
+                }
+            }
+        }
+    };
+    let total = values.len();
+    let has_more = total > MAX_COMPLETION_VALUES;
+    let values: Vec<String> = values.into_iter().take(MAX_COMPLETION_VALUES).collect();
+    let mut result = json!({ "completion": { "values": values, "total": total, "hasMore": has_more } });
+    if !base.legacy() {
+        result["resultType"] = json!("complete");
+    }
+    Reply::result(&base.id, &result, base.meta_bytes())
+}

@@ -1,0 +1,332 @@
+//! Legacy (2025-11-25) sessions: what an `initialize` handshake establishes for one stdio
+//! process or one HTTP session, so 2025-11-25 clients are served by the same handlers as
+//! modern ones (DIGEST §3.4).
+
+use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use ferry_protocol::common::Implementation;
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::logging::LoggingLevel;
+use ferry_protocol::version::ProtocolVersion;
+use ferry_protocol::{ClientCapabilities, ErrorObject};
+use parking_lot::Mutex;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use crate::principal::Principal;
+
+/// The legacy protocol versions a dual-era server accepts in `initialize`.
+pub const LEGACY_VERSIONS: [ProtocolVersion; 4] = [
+    ProtocolVersion::V2025_11_25,
+    ProtocolVersion::V2025_06_18,
+    ProtocolVersion::V2025_03_26,
+    ProtocolVersion::V2024_11_05,
+];
+
+type Answer = Result<Value, ErrorObject>;
+
+/// One 2025-11-25 session.
+pub struct Session {
+    id: String,
+    version: ProtocolVersion,
+    capabilities: ClientCapabilities,
+    client_info: Option<Implementation>,
+    principal: Option<Principal>,
+    initialized: AtomicBool,
+    log_level: Mutex<Option<LoggingLevel>>,
+    subscriptions: Mutex<BTreeSet<String>>,
+    pending: Mutex<HashMap<RequestId, oneshot::Sender<Answer>>>,
+    in_flight: Mutex<HashMap<RequestId, CancellationToken>>,
+    next_id: AtomicI64,
+    standalone: Mutex<Option<mpsc::Sender<Bytes>>>,
+    backlog: Mutex<VecDeque<Bytes>>,
+    last_seen: Mutex<Instant>,
+    closed: CancellationToken,
+}
+
+/// Messages kept for a standalone stream that is not open yet (bounded).
+const BACKLOG: usize = 64;
+
+impl Session {
+    pub(crate) fn new(
+        id: String,
+        version: ProtocolVersion,
+        capabilities: ClientCapabilities,
+        client_info: Option<Implementation>,
+        principal: Option<Principal>,
+    ) -> Self {
+        Session {
+            id,
+            version,
+            capabilities,
+            client_info,
+            principal,
+            initialized: AtomicBool::new(false),
+            log_level: Mutex::new(None),
+            subscriptions: Mutex::new(BTreeSet::new()),
+            pending: Mutex::new(HashMap::new()),
+            in_flight: Mutex::new(HashMap::new()),
+            next_id: AtomicI64::new(1),
+            standalone: Mutex::new(None),
+            backlog: Mutex::new(VecDeque::new()),
+            last_seen: Mutex::new(Instant::now()),
+            closed: CancellationToken::new(),
+        }
+    }
+
+    /// The session id (`Mcp-Session-Id` on HTTP).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The negotiated protocol version.
+    pub fn version(&self) -> ProtocolVersion {
+        self.version
+    }
+
+    /// The capabilities the client declared in `initialize`.
+    pub fn capabilities(&self) -> &ClientCapabilities {
+        &self.capabilities
+    }
+
+    /// The client's self-description from `initialize`.
+    pub fn client_info(&self) -> Option<&Implementation> {
+        self.client_info.as_ref()
+    }
+
+    /// The principal that opened the session.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.principal.as_ref()
+    }
+
+    /// Whether `notifications/initialized` arrived.
+    pub fn is_initialized(&self) -> bool {
+        self.initialized.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn mark_initialized(&self) {
+        self.initialized.store(true, Ordering::Relaxed);
+    }
+
+    pub(crate) fn log_level(&self) -> Option<LoggingLevel> {
+        *self.log_level.lock()
+    }
+
+    pub(crate) fn set_log_level(&self, level: LoggingLevel) {
+        *self.log_level.lock() = Some(level);
+    }
+
+    pub(crate) fn subscribe(&self, uri: String) {
+        let mut s = self.subscriptions.lock();
+        if s.len() < 10_000 {
+            s.insert(uri);
+        }
+    }
+
+    pub(crate) fn unsubscribe(&self, uri: &str) {
+        self.subscriptions.lock().remove(uri);
+    }
+
+    pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscriptions
+            .lock()
+            .iter()
+            .any(|s| crate::hub::uri_covers(s, uri))
+    }
+
+    /// Completes when the session ends (DELETE, expiry, end of the stdio connection).
+    pub async fn closed(&self) {
+        self.closed.cancelled().await
+    }
+
+    /// Whether the session ended.
+    pub fn is_closed(&self) -> bool {
+        self.closed.is_cancelled()
+    }
+
+    /// Ends the session: running requests are cancelled, pending asks fail.
+    pub fn close(&self) {
+        self.closed.cancel();
+        for (_, t) in self.in_flight.lock().drain() {
+            t.cancel();
+        }
+        self.pending.lock().clear();
+        *self.standalone.lock() = None;
+    }
+
+    pub(crate) fn touch(&self) {
+        *self.last_seen.lock() = Instant::now();
+    }
+
+    pub(crate) fn idle_for(&self) -> Duration {
+        self.last_seen.lock().elapsed()
+    }
+
+    /// A new id for a server-to-client request, and where its answer will arrive.
+    pub(crate) fn register_request(&self) -> (RequestId, oneshot::Receiver<Answer>) {
+        let id = RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed));
+        let (tx, rx) = oneshot::channel();
+        let mut pending = self.pending.lock();
+        // Bounded: a client that never answers cannot pile up requests forever.
+        if pending.len() >= 1024 {
+            pending.retain(|_, tx| !tx.is_closed());
+        }
+        pending.insert(id.clone(), tx);
+        (id, rx)
+    }
+
+    pub(crate) fn forget_request(&self, id: &RequestId) {
+        self.pending.lock().remove(id);
+    }
+
+    /// Delivers the client's response to a server-to-client request. Returns whether a
+    /// request was waiting for it.
+    pub fn resolve(&self, id: &RequestId, answer: Answer) -> bool {
+        match self.pending.lock().remove(id) {
+            Some(tx) => tx.send(answer).is_ok(),
+            None => false,
+        }
+    }
+
+    pub(crate) fn track(&self, id: RequestId, token: CancellationToken) {
+        let mut f = self.in_flight.lock();
+        if f.len() < 4096 {
+            f.insert(id, token);
+        }
+    }
+
+    pub(crate) fn untrack(&self, id: &RequestId) {
+        self.in_flight.lock().remove(id);
+    }
+
+    /// Cancels a running request of this session (`notifications/cancelled`).
+    pub fn cancel(&self, id: &RequestId) -> bool {
+        match self.in_flight.lock().remove(id) {
+            Some(t) => {
+                t.cancel();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Attaches the standalone stream (HTTP GET, or the stdio writer); messages queued
+    /// while none was attached are sent first.
+    pub fn attach_stream(&self, tx: mpsc::Sender<Bytes>) {
+        let backlog: Vec<Bytes> = self.backlog.lock().drain(..).collect();
+        for msg in backlog {
+            let _ = tx.try_send(msg);
+        }
+        *self.standalone.lock() = Some(tx);
+    }
+
+    /// Whether a standalone stream is attached and open.
+    pub fn has_stream(&self) -> bool {
+        self.standalone.lock().as_ref().is_some_and(|t| !t.is_closed())
+    }
+
+    /// Sends a message on the standalone stream, or keeps it (bounded) until one opens.
+    pub(crate) fn send_standalone(&self, msg: Bytes) {
+        let tx = self.standalone.lock().clone();
+        if let Some(tx) = tx {
+            if tx.try_send(msg.clone()).is_ok() {
+                return;
+            }
+        }
+        let mut b = self.backlog.lock();
+        if b.len() >= BACKLOG {
+            b.pop_front();
+        }
+        b.push_back(msg);
+    }
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("version", &self.version)
+            .field("client_info", &self.client_info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The live HTTP sessions of a server: capped, and expired when idle.
+pub(crate) struct Sessions {
+    map: Mutex<HashMap<String, Arc<Session>>>,
+    pub(crate) max: usize,
+    pub(crate) idle: Duration,
+}
+
+impl Sessions {
+    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+        Sessions {
+            map: Mutex::new(HashMap::new()),
+            max,
+            idle,
+        }
+    }
+
+    pub(crate) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        let mut map = self.map.lock();
+        let s = map.get(id)?.clone();
+        if s.is_closed() || s.idle_for() > self.idle {
+            map.remove(id);
+            s.close();
+            return None;
+        }
+        s.touch();
+        Some(s)
+    }
+
+    /// Adds a session, first dropping expired ones. `false` when the cap is reached.
+    pub(crate) fn insert(&self, session: Arc<Session>) -> bool {
+        let mut map = self.map.lock();
+        if map.len() >= self.max {
+            let idle = self.idle;
+            map.retain(|_, s| {
+                let keep = !s.is_closed() && s.idle_for() <= idle;
+                if !keep {
+                    s.close();
+                }
+                keep
+            });
+            if map.len() >= self.max {
+                return false;
+            }
+        }
+        map.insert(session.id.clone(), session);
+        true
+    }
+
+    pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
+        let s = self.map.lock().remove(id)?;
+        s.close();
+        Some(s)
+    }
+
+    pub(crate) fn all(&self) -> Vec<Arc<Session>> {
+        self.map.lock().values().cloned().collect()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.map.lock().len()
+    }
+}
+
+/// A new session id: 128 random bits from the OS generator as 32 hex characters
+/// (visible ASCII). `None` if the OS generator fails.
+pub(crate) fn new_session_id() -> Option<String> {
+    use std::fmt::Write as _;
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    let mut s = String::with_capacity(32);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    Some(s)
+}

@@ -1,0 +1,99 @@
+//! Drives `Server::handle` the way a transport does: replies at once, or runs the pending
+//! call while collecting its notifications. Every message is checked against the spec's
+//! schema (`ferry_testkit::check`) before a test sees it.
+
+#![allow(dead_code)]
+
+use bytes::Bytes;
+use ferry_server::{Handled, Outbound, RequestEnv, Server};
+use ferry_testkit::{check, http::mcp_headers, within};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+/// The response to one request, with the notifications sent before it.
+#[derive(Debug)]
+pub struct Out {
+    /// The HTTP status a Streamable HTTP transport would answer with.
+    pub status: u16,
+    /// The JSON-RPC response.
+    pub msg: Value,
+    /// Notifications the handler sent while running.
+    pub notes: Vec<Value>,
+}
+
+impl Out {
+    /// The error code; fails when the response is a result.
+    pub fn code(&self) -> i64 {
+        ferry_testkit::rpc::error_code(&self.msg)
+    }
+
+    /// The result object; fails when the response is an error.
+    pub fn result(&self) -> &Value {
+        self.msg.get("result").unwrap_or_else(|| panic!("expected a result, got {}", self.msg))
+    }
+}
+
+/// Sends `msg` as a stdio transport would (no headers, no principal).
+pub async fn send(server: &Server, msg: &Value) -> Out {
+    send_env(server, msg, RequestEnv::default()).await
+}
+
+/// Sends `msg` with the headers a conforming HTTP client derives from it.
+pub async fn send_http(server: &Server, msg: &Value) -> Out {
+    send_env(server, msg, http_env(msg)).await
+}
+
+/// The request environment of an HTTP POST of `msg` with conforming headers.
+pub fn http_env(msg: &Value) -> RequestEnv {
+    RequestEnv {
+        headers: Some(mcp_headers(msg)),
+        ..Default::default()
+    }
+}
+
+/// Sends `msg` with `env` and returns its response.
+pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
+    let bytes = serde_json::to_vec(msg).expect("serializable");
+    let method = msg["method"].as_str();
+    let out = match server.handle(&bytes, env) {
+        Handled::Reply(r) => Out {
+            status: r.status,
+            msg: parse(&r.body),
+            notes: Vec::new(),
+        },
+        Handled::Pending(call) => {
+            let (tx, mut rx) = mpsc::channel::<Bytes>(64);
+            let collect = async move {
+                let mut notes = Vec::new();
+                while let Some(b) = rx.recv().await {
+                    notes.push(parse(&b));
+                }
+                notes
+            };
+            let (reply, notes) = within("the handler", async {
+                tokio::join!(call.run(Outbound::channel(tx)), collect)
+            })
+            .await;
+            Out {
+                status: reply.status,
+                msg: parse(&reply.body),
+                notes,
+            }
+        }
+        _ => panic!("expected a response to {msg}"),
+    };
+    check::received(&out.msg, method);
+    for n in &out.notes {
+        check::received(n, None);
+        assert!(n.get("method").is_some(), "a notification was expected: {n}");
+    }
+    if let Some(id) = msg.get("id") {
+        assert_eq!(out.msg.get("id"), Some(id), "the response must echo the request id");
+    }
+    out
+}
+
+/// Parses one serialized message, which must be a single line.
+pub fn parse(bytes: &[u8]) -> Value {
+    check::parse_line(bytes)
+}
