@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -237,23 +237,15 @@ fn empty_and_garbage_tokens_are_rejected() {
 fn huge_token_is_rejected_before_decoding() {
     let sealer = Sealer::new(ring("k1", 1));
     // Valid base64url characters, so only the length check can refuse it early.
+    // The reason names the length check: nothing was decoded or decrypted.
     let huge = "A".repeat(1024 * 1024);
-    let start = Instant::now();
-    for _ in 0..100 {
-        let reason = reason_of(sealer.open(&huge));
-        assert_eq!(
-            reason,
-            RejectReason::TooLong {
-                len: huge.len(),
-                max: DEFAULT_MAX_TOKEN_LEN
-            }
-        );
-    }
-    // Decoding 100 MiB of base64 would take far longer than this.
-    assert!(
-        start.elapsed() < Duration::from_millis(100),
-        "{:?}",
-        start.elapsed()
+    let reason = reason_of(sealer.open(&huge));
+    assert_eq!(
+        reason,
+        RejectReason::TooLong {
+            len: huge.len(),
+            max: DEFAULT_MAX_TOKEN_LEN
+        }
     );
 
     let small = Sealer::new(ring("k1", 1)).with_max_token_len(64);
