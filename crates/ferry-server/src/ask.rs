@@ -143,6 +143,8 @@ pub(crate) enum AskSpec {
     Url { message: String, url: String },
     Sampling(Value),
     Roots,
+    /// An ask that cannot be sent; resolving it fails with this error.
+    Invalid(ErrorObject),
 }
 
 impl AskSpec {
@@ -150,7 +152,7 @@ impl AskSpec {
         match self {
             AskSpec::Form { .. } => AskKind::Form,
             AskSpec::Url { .. } => AskKind::Url,
-            AskSpec::Sampling(_) => AskKind::Sampling,
+            AskSpec::Sampling(_) | AskSpec::Invalid(_) => AskKind::Sampling,
             AskSpec::Roots => AskKind::Roots,
         }
     }
@@ -168,12 +170,16 @@ impl AskSpec {
             }),
             AskSpec::Sampling(params) => json!({"method": "sampling/createMessage", "params": params}),
             AskSpec::Roots => json!({"method": "roots/list", "params": {}}),
+            AskSpec::Invalid(_) => Value::Null,
         }
     }
 
     /// Refuses the ask when this request's client capabilities do not allow it
     /// (mrtr.mdx: never send what the client did not declare; -32021 instead).
     pub(crate) fn check_capabilities(&self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
+        if let AskSpec::Invalid(e) = self {
+            return Err(e.clone());
+        }
         let missing = match self {
             AskSpec::Form { .. } if !caps.supports_elicitation_form() => {
                 Some(("elicitation (form mode)", required(&["elicitation", "form"])))
@@ -641,6 +647,13 @@ pub(crate) fn form_spec<T: Form>(message: String) -> AskSpec {
 }
 
 #[allow(deprecated)]
-pub(crate) fn sampling_spec(params: &CreateMessageRequestParams) -> AskSpec {
-    AskSpec::Sampling(serde_json::to_value(params).unwrap_or(Value::Null))
+pub(crate) fn sampling_spec(mut params: CreateMessageRequestParams, caps: &ClientCapabilities) -> AskSpec {
+    if let Err(e) = crate::sampling::check_messages(&params) {
+        return AskSpec::Invalid(e);
+    }
+    crate::sampling::adjust_context(&mut params, caps);
+    match serde_json::to_value(&params) {
+        Ok(v) => AskSpec::Sampling(v),
+        Err(e) => AskSpec::Invalid(ErrorObject::internal(format!("Internal error: {e}"))),
+    }
 }

@@ -220,7 +220,7 @@ impl Context {
     #[allow(deprecated)]
     pub fn sample(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
         deprecation::warn_once(deprecation::Feature::Sampling);
-        Ask::new(self.clone(), crate::ask::sampling_spec(&params))
+        Ask::new(self.clone(), crate::ask::sampling_spec(params, &self.inner.capabilities))
     }
 
     /// Asks the client for its roots.

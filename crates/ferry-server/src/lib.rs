@@ -50,6 +50,7 @@ mod prompt;
 mod reply;
 mod resource;
 mod run;
+mod sampling;
 mod schema;
 mod server;
 mod session;

@@ -195,7 +195,8 @@ fn match_parts(parts: &[Part], input: &str, out: &mut BTreeMap<String, String>) 
             let Some(body) = input.strip_prefix(op.prefix()) else {
                 return false;
             };
-            // Try the longest value first, then shorter ones (backtracking).
+            // Try the shortest value first, then longer ones (backtracking), so a variable
+            // stops where the next part of the template can start.
             let limit = body
                 .char_indices()
                 .find(|(_, c)| {
@@ -206,7 +207,7 @@ fn match_parts(parts: &[Part], input: &str, out: &mut BTreeMap<String, String>) 
                 .unwrap_or(body.len());
             let mut ends: Vec<usize> = body[..limit].char_indices().map(|(i, _)| i).skip(1).collect();
             ends.push(limit);
-            for end in ends.into_iter().rev() {
+            for end in ends {
                 let value = &body[..end];
                 let mut trial = out.clone();
                 if assign(*op, vars, value, &mut trial) && match_parts(rest, &body[end..], &mut trial) {
