@@ -102,10 +102,10 @@ fn content_tools(b: ServerBuilder) -> ServerBuilder {
         tool("test_embedded_resource")
             .description("Returns an embedded resource")
             .handler(|_: Context, _: NoArgs| async {
-                Ok(ContentBlock::embedded((
+                Ok(ContentBlock::embedded(
                     TextResourceContents::new("test://embedded-resource", "This is an embedded resource content.")
-                        .with_mime_type("text/plain")
-                )))
+                        .with_mime_type("text/plain"),
+                ))
             }),
     )
     .tool(
@@ -115,10 +115,10 @@ fn content_tools(b: ServerBuilder) -> ServerBuilder {
                 Ok(vec![
                     ContentBlock::text("Multiple content types test:"),
                     ContentBlock::image(PNG_B64, "image/png"),
-                    ContentBlock::embedded((
+                    ContentBlock::embedded(
                         TextResourceContents::new("test://mixed-content-resource", r#"{"test":"data","value":123}"#)
-                            .with_mime_type("application/json")
-                    )),
+                            .with_mime_type("application/json"),
+                    ),
                 ])
             }),
     )
@@ -524,10 +524,10 @@ fn prompts(b: ServerBuilder) -> ServerBuilder {
             .handler(|_: Context, args: PromptArguments| async move {
                 let uri = args.get("resourceUri").cloned().unwrap_or_default();
                 Ok(vec![
-                    PromptMessage::user(ContentBlock::embedded((
+                    PromptMessage::user(ContentBlock::embedded(
                         TextResourceContents::new(uri, "Embedded resource content for testing.")
-                            .with_mime_type("text/plain")
-                    ))),
+                            .with_mime_type("text/plain"),
+                    )),
                     PromptMessage::user_text("Please process the embedded resource above."),
                 ])
             }),

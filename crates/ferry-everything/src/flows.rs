@@ -72,6 +72,7 @@ struct ConnectArgs {
 #[derive(Default)]
 pub struct Connections {
     flows: Mutex<HashMap<String, Flow>>,
+    changed: tokio::sync::Notify,
 }
 
 /// One account connection started by a user.
@@ -93,12 +94,28 @@ impl Connections {
 
     /// Marks a flow finished.
     pub fn complete(&self, id: &str) -> bool {
-        match self.flows.lock().get_mut(id) {
+        let done = match self.flows.lock().get_mut(id) {
             Some(f) => {
                 f.completed = true;
                 true
             }
             None => false,
+        };
+        self.changed.notify_waiters();
+        done
+    }
+
+    /// Waits up to `limit` for a flow to finish. Returns whether it did.
+    pub async fn wait_completed(&self, id: &str, limit: std::time::Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.changed.notified();
+            if self.get(id).is_some_and(|f| f.completed) {
+                return true;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return self.get(id).is_some_and(|f| f.completed);
+            }
         }
     }
 
@@ -221,9 +238,21 @@ async fn connect(ctx: Context, args: ConnectArgs, connections: &Connections, lin
             .key(format!("connect-{}", progress.attempt))
             .await?;
         match consent {
-            // Accept means the user opened the page, not that they finished it: check,
-            // and ask again while the page's form has not been submitted.
-            UrlConsent::Accept => progress.attempt += 1,
+            // Accept means the user opened the page, not that they finished it. A
+            // 2025-11-25 session can wait for the page here; a 2026-07-28 request checks
+            // and asks again while the page's form has not been submitted.
+            UrlConsent::Accept => {
+                let wait = if ctx.protocol_version().is_legacy() {
+                    std::time::Duration::from_secs(300)
+                } else {
+                    std::time::Duration::from_millis(500)
+                };
+                if connections.wait_completed(&progress.flow, wait).await {
+                    ctx.complete_url_elicitation(&format!("connect-{}", progress.attempt)).await;
+                    return Ok(format!("Connected {}", args.service));
+                }
+                progress.attempt += 1;
+            }
             UrlConsent::Decline => return Ok(format!("Did not connect {}", args.service)),
             UrlConsent::Cancel => return Ok("Cancelled".to_owned()),
         }
