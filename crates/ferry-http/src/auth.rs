@@ -33,7 +33,8 @@ impl StaticTokens {
 
     /// Adds `token`, authenticating as `name`.
     pub fn with(mut self, name: impl Into<String>, token: impl Into<String>) -> Self {
-        self.tokens.insert(token.into(), Principal::new(name.into()));
+        self.tokens
+            .insert(token.into(), Principal::new(name.into()));
         self
     }
 
@@ -149,7 +150,9 @@ where
             .and_then(|v| v.to_str().ok())
             .and_then(|v| {
                 let (scheme, rest) = v.split_once(' ')?;
-                scheme.eq_ignore_ascii_case("bearer").then(|| rest.trim().to_owned())
+                scheme
+                    .eq_ignore_ascii_case("bearer")
+                    .then(|| rest.trim().to_owned())
             });
         let outcome = match token {
             Some(t) => match self.layer.verifier.verify(&t) {
@@ -182,9 +185,11 @@ where
                     challenge.push_str(&params.join(", "));
                 }
                 let body = r#"{"jsonrpc":"2.0","error":{"code":-32600,"message":"Unauthorized: a valid bearer token is required"}}"#;
-                let mut r = Response::new(McpBody::full(bytes::Bytes::from_static(body.as_bytes())));
+                let mut r =
+                    Response::new(McpBody::full(bytes::Bytes::from_static(body.as_bytes())));
                 *r.status_mut() = StatusCode::UNAUTHORIZED;
-                r.headers_mut().insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                r.headers_mut()
+                    .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
                 if let Ok(v) = HeaderValue::from_str(&challenge) {
                     r.headers_mut().insert(WWW_AUTHENTICATE, v);
                 }

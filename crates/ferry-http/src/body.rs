@@ -87,7 +87,10 @@ impl Body for McpBody {
     type Data = Bytes;
     type Error = std::convert::Infallible;
 
-    fn poll_frame(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
         match &mut self.kind {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
@@ -122,11 +125,11 @@ impl SseState {
         if let Poll::Ready(Some(msg)) = self.rx.poll_recv(cx) {
             return Poll::Ready(Some(event(&msg)));
         }
-        if let Some(call) = &mut self.call {
-            if let Poll::Ready(reply) = call.as_mut().poll(cx) {
-                self.call = None;
-                self.last = Some(event(&reply.body));
-            }
+        if let Some(call) = &mut self.call
+            && let Poll::Ready(reply) = call.as_mut().poll(cx)
+        {
+            self.call = None;
+            self.last = Some(event(&reply.body));
         }
         if self.call.is_none() {
             // The handler is done; anything it queued comes before the reply.
@@ -136,10 +139,10 @@ impl SseState {
             self.done = true;
             return Poll::Ready(self.last.take());
         }
-        if let Some(k) = &mut self.keep_alive {
-            if k.poll_tick(cx).is_ready() {
-                return Poll::Ready(Some(Bytes::from_static(b":\n\n")));
-            }
+        if let Some(k) = &mut self.keep_alive
+            && k.poll_tick(cx).is_ready()
+        {
+            return Poll::Ready(Some(Bytes::from_static(b":\n\n")));
         }
         Poll::Pending
     }

@@ -39,14 +39,24 @@ impl OriginPolicy {
     /// without an `Origin` (non-browser clients) are always accepted.
     pub fn origins<I: IntoIterator<Item = S>, S: Into<String>>(origins: I) -> Self {
         OriginPolicy {
-            origins: Allowed::List(origins.into_iter().map(|s| s.into().to_ascii_lowercase()).collect()),
+            origins: Allowed::List(
+                origins
+                    .into_iter()
+                    .map(|s| s.into().to_ascii_lowercase())
+                    .collect(),
+            ),
             hosts: Allowed::Any,
         }
     }
 
     /// Also restricts `Host` to these names (with or without port).
     pub fn with_hosts<I: IntoIterator<Item = S>, S: Into<String>>(mut self, hosts: I) -> Self {
-        self.hosts = Allowed::List(hosts.into_iter().map(|s| s.into().to_ascii_lowercase()).collect());
+        self.hosts = Allowed::List(
+            hosts
+                .into_iter()
+                .map(|s| s.into().to_ascii_lowercase())
+                .collect(),
+        );
         self
     }
 
@@ -66,7 +76,7 @@ impl OriginPolicy {
                 let rest = origin
                     .strip_prefix("http://")
                     .or_else(|| origin.strip_prefix("https://"));
-                rest.is_some_and(|hostport| is_local(hostport))
+                rest.is_some_and(is_local)
             }
             Allowed::List(list) => list.iter().any(|o| o == origin.trim_end_matches('/')),
         }
@@ -84,10 +94,17 @@ impl OriginPolicy {
 
 fn strip_port(hostport: &str) -> &str {
     if let Some(rest) = hostport.strip_prefix('[') {
-        return rest.split(']').next().map_or(hostport, |h| &hostport[..h.len() + 2]);
+        return rest
+            .split(']')
+            .next()
+            .map_or(hostport, |h| &hostport[..h.len() + 2]);
     }
     hostport.rsplit_once(':').map_or(hostport, |(h, p)| {
-        if p.bytes().all(|b| b.is_ascii_digit()) { h } else { hostport }
+        if p.bytes().all(|b| b.is_ascii_digit()) {
+            h
+        } else {
+            hostport
+        }
     })
 }
 

@@ -67,7 +67,9 @@ where
                 Ok(svc.call_http(req).await)
             }
         });
-        let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
+        let conn = builder
+            .serve_connection(TokioIo::new(stream), hyper_svc)
+            .into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {

@@ -8,7 +8,9 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use ferry_protocol::{ErrorCode, ErrorObject};
-use ferry_server::{Handled, Outbound, PendingCall, Principal, Reply, RequestEnv, Server, Streaming};
+use ferry_server::{
+    Handled, Outbound, PendingCall, Principal, Reply, RequestEnv, Server, Streaming,
+};
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -109,7 +111,11 @@ where
     if let Some(origin) = req.headers().get(ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| config.origins.origin_ok(o));
         if !ok {
-            return error_response(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, "Forbidden: origin not allowed");
+            return error_response(
+                StatusCode::FORBIDDEN,
+                ErrorCode::INVALID_REQUEST,
+                "Forbidden: origin not allowed",
+            );
         }
     }
     let host = req
@@ -118,10 +124,14 @@ where
         .and_then(|h| h.to_str().ok())
         .map(str::to_owned)
         .or_else(|| req.uri().authority().map(|a| a.to_string()));
-    if let Some(host) = host {
-        if !config.origins.host_ok(&host) {
-            return error_response(StatusCode::FORBIDDEN, ErrorCode::INVALID_REQUEST, "Forbidden: host not allowed");
-        }
+    if let Some(host) = host
+        && !config.origins.host_ok(&host)
+    {
+        return error_response(
+            StatusCode::FORBIDDEN,
+            ErrorCode::INVALID_REQUEST,
+            "Forbidden: host not allowed",
+        );
     }
     if req.method() != Method::POST {
         let mut r = error_response(
@@ -129,13 +139,16 @@ where
             ErrorCode::INVALID_REQUEST,
             "Method not allowed: this MCP endpoint accepts POST only",
         );
-        r.headers_mut().insert(ALLOW, HeaderValue::from_static("POST"));
+        r.headers_mut()
+            .insert(ALLOW, HeaderValue::from_static("POST"));
         return r;
     }
     if let Some(ct) = req.headers().get(CONTENT_TYPE) {
-        let ok = ct
-            .to_str()
-            .is_ok_and(|v| v.trim_start().to_ascii_lowercase().starts_with("application/json"));
+        let ok = ct.to_str().is_ok_and(|v| {
+            v.trim_start()
+                .to_ascii_lowercase()
+                .starts_with("application/json")
+        });
         if !ok {
             return error_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
@@ -145,20 +158,34 @@ where
         }
     }
     let (mut parts, body) = req.into_parts();
-    let collected = tokio::time::timeout(config.body_timeout, Limited::new(body, config.max_body_bytes).collect()).await;
+    let collected = tokio::time::timeout(
+        config.body_timeout,
+        Limited::new(body, config.max_body_bytes).collect(),
+    )
+    .await;
     let bytes = match collected {
         Err(_) => {
-            return error_response(StatusCode::REQUEST_TIMEOUT, ErrorCode::INVALID_REQUEST, "Request timeout: body not received in time");
+            return error_response(
+                StatusCode::REQUEST_TIMEOUT,
+                ErrorCode::INVALID_REQUEST,
+                "Request timeout: body not received in time",
+            );
         }
         Ok(Err(e)) => {
-            if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() {
+            if e.downcast_ref::<http_body_util::LengthLimitError>()
+                .is_some()
+            {
                 return error_response(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     ErrorCode::INVALID_REQUEST,
                     "Payload too large: the message exceeds the size limit",
                 );
             }
-            return error_response(StatusCode::BAD_REQUEST, ErrorCode::PARSE_ERROR, "Parse error: the body could not be read");
+            return error_response(
+                StatusCode::BAD_REQUEST,
+                ErrorCode::PARSE_ERROR,
+                "Parse error: the body could not be read",
+            );
         }
         Ok(Ok(c)) => c.to_bytes(),
     };
@@ -183,7 +210,8 @@ where
         Handled::Initialized { reply, session } => {
             let mut r = json_response(reply.status, reply.body);
             if let Ok(v) = HeaderValue::from_str(session.id()) {
-                r.headers_mut().insert(ferry_protocol::headers::SESSION_ID, v);
+                r.headers_mut()
+                    .insert(ferry_protocol::headers::SESSION_ID, v);
             }
             server.watch_session(&session);
             r

@@ -72,10 +72,6 @@ impl<E: Listed> Catalog<E> {
         self.current.read().items.get(key).cloned()
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.current.read().items.is_empty()
-    }
-
     /// Inserts or replaces an entry. Returns whether the list changed.
     pub(crate) fn insert(&self, entry: E) -> bool {
         let mut cur = self.current.write();

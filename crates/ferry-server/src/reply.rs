@@ -60,6 +60,24 @@ impl Reply {
         }
     }
 
+    /// The status of a reply that must not be sent: the client cancelled the request
+    /// (`notifications/cancelled`), and the receiver sends nothing more for it.
+    pub const CANCELLED: u16 = 499;
+
+    /// A reply for a cancelled request: transports drop it (see [`Reply::is_cancelled`]).
+    pub(crate) fn cancelled(id: &RequestId) -> Reply {
+        Reply::error_with_status(
+            Some(id),
+            &ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Request cancelled"),
+            Reply::CANCELLED,
+        )
+    }
+
+    /// Whether the request was cancelled and this reply must not be sent.
+    pub fn is_cancelled(&self) -> bool {
+        self.status == Reply::CANCELLED
+    }
+
     /// An error response, with the status the spec gives its code.
     pub fn error(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
         Reply::error_with_status(id, error, status_for(error))

@@ -137,10 +137,7 @@ impl PendingCall {
         let reply = tokio::select! {
             biased;
             r = run => r,
-            _ = cancel.cancelled() => Reply::error(
-                Some(&base.id),
-                &ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Request cancelled"),
-            ),
+            _ = cancel.cancelled() => Reply::cancelled(&base.id),
         };
         drop(tracked);
         reply
@@ -387,8 +384,12 @@ async fn run_read(
             let mut result = json!({ "contents": contents });
             if !base.legacy() {
                 result["resultType"] = json!("complete");
-                // Results of MRTR retries are never cacheable (mrtr.mdx §caching).
-                if !retry {
+                // Results of MRTR retries must not be cached (caching.mdx): the hints the
+                // schema requires say so (stale at once, never shared).
+                if retry {
+                    result["ttlMs"] = json!(0);
+                    result["cacheScope"] = json!("private");
+                } else {
                     result["ttlMs"] = json!(cache.ttl_ms);
                     result["cacheScope"] = json!(cache.scope);
                 }

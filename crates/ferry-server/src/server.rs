@@ -211,6 +211,9 @@ impl Server {
     /// and marks the server as shutting down. Transports stop accepting work after this.
     pub fn shutdown(&self) {
         self.inner.shutdown.cancel();
+        for session in self.inner.sessions.all() {
+            session.close();
+        }
     }
 
     /// Completes when [`Server::shutdown`] is called.

@@ -7,8 +7,8 @@ mod support;
 use ferry_protocol::prompts::PromptMessage;
 use ferry_protocol::resources::TextResourceContents;
 use ferry_server::{
-    Context, Elicitation, PromptArguments, ResourceRequest, Server, UrlConsent, prompt, resource, resource_template,
-    tool,
+    Context, Elicitation, PromptArguments, ResourceRequest, Server, UrlConsent, prompt, resource,
+    resource_template, tool,
 };
 use ferry_testkit::rpc::{self, accept, call, form_caps, request_with, retry};
 use serde::{Deserialize, Serialize};
@@ -42,22 +42,32 @@ fn server() -> Server {
             tool("open_link")
                 .description("URL-mode elicitation")
                 .json_handler(|ctx: Context, _: Value| async move {
-                    Ok(match ctx.elicit_url("Open this", "https://example.com/x").key("link").await? {
-                        UrlConsent::Accept => "opened",
-                        _ => "not opened",
-                    })
+                    Ok(
+                        match ctx
+                            .elicit_url("Open this", "https://example.com/x")
+                            .key("link")
+                            .await?
+                        {
+                            UrlConsent::Accept => "opened",
+                            _ => "not opened",
+                        },
+                    )
                 }),
         )
-        .resource(
-            resource("test://guarded", "guarded").handler(|ctx: Context, r: ResourceRequest| async move {
-                match ctx.elicit::<Confirm>("Read the guarded resource?").key("confirm").await? {
+        .resource(resource("test://guarded", "guarded").handler(
+            |ctx: Context, r: ResourceRequest| async move {
+                match ctx
+                    .elicit::<Confirm>("Read the guarded resource?")
+                    .key("confirm")
+                    .await?
+                {
                     Elicitation::Accept(Confirm { confirm: true }) => {
                         Ok(TextResourceContents::new(r.uri.clone(), "secret"))
                     }
                     _ => Err(ferry_server::not_found(&r.uri)),
                 }
-            }),
-        )
+            },
+        ))
         .resource_template(
             resource_template("test://t/{id}", "t")
                 .complete("id", |ctx: Context, _| async move {
@@ -65,14 +75,19 @@ fn server() -> Server {
                     ctx.elicit::<Confirm>("?").await?;
                     Ok(vec!["never".to_owned()])
                 })
-                .handler(|_: Context, r: ResourceRequest| async move { Ok(TextResourceContents::new(r.uri.clone(), "t")) }),
+                .handler(|_: Context, r: ResourceRequest| async move {
+                    Ok(TextResourceContents::new(r.uri.clone(), "t"))
+                }),
         )
         .prompt(
             prompt("guarded_prompt")
                 .description("Asks before it renders")
                 .handler(|ctx: Context, _: PromptArguments| async move {
                     let c = ctx.elicit::<Confirm>("Render?").key("confirm").await?;
-                    Ok(PromptMessage::user_text(format!("confirmed: {}", c.accepted().is_some_and(|c| c.confirm))))
+                    Ok(PromptMessage::user_text(format!(
+                        "confirmed: {}",
+                        c.accepted().is_some_and(|c| c.confirm)
+                    )))
                 }),
         )
         .build()
@@ -91,13 +106,27 @@ fn answer() -> Value {
 #[tokio::test]
 async fn resource_read_retries_are_complete_and_never_cacheable() {
     let s = server();
-    let first = request_with(1, "resources/read", json!({"uri": "test://guarded"}), form_caps());
+    let first = request_with(
+        1,
+        "resources/read",
+        json!({"uri": "test://guarded"}),
+        form_caps(),
+    );
     let asked = send(&s, &first).await;
     assert_eq!(rpc::result_type(&asked.msg), "input_required");
     assert!(asked.result().get("ttlMs").is_none() && asked.result().get("cacheScope").is_none());
-    let done = send(&s, &retry(&first, 2, Some(answer()), Some(rpc::state(&asked.msg)))).await;
+    let done = send(
+        &s,
+        &retry(&first, 2, Some(answer()), Some(rpc::state(&asked.msg))),
+    )
+    .await;
     assert_eq!(done.result()["contents"][0]["text"], "secret");
-    assert_eq!(done.result()["ttlMs"], 0, "a retry result must not be cached: {}", done.msg);
+    assert_eq!(
+        done.result()["ttlMs"],
+        0,
+        "a retry result must not be cached: {}",
+        done.msg
+    );
     assert_eq!(done.result()["cacheScope"], "private");
 }
 
@@ -105,12 +134,24 @@ async fn resource_read_retries_are_complete_and_never_cacheable() {
 #[tokio::test]
 async fn prompts_get_can_ask_for_input() {
     let s = server();
-    let first = request_with(1, "prompts/get", json!({"name": "guarded_prompt"}), form_caps());
+    let first = request_with(
+        1,
+        "prompts/get",
+        json!({"name": "guarded_prompt"}),
+        form_caps(),
+    );
     let asked = send(&s, &first).await;
     let requests = &asked.result()["inputRequests"];
     assert_eq!(requests["confirm"]["method"], "elicitation/create");
-    let done = send(&s, &retry(&first, 2, Some(answer()), Some(rpc::state(&asked.msg)))).await;
-    assert_eq!(done.result()["messages"][0]["content"]["text"], "confirmed: true");
+    let done = send(
+        &s,
+        &retry(&first, 2, Some(answer()), Some(rpc::state(&asked.msg))),
+    )
+    .await;
+    assert_eq!(
+        done.result()["messages"][0]["content"]["text"],
+        "confirmed: true"
+    );
 }
 
 /// `completion/complete` never returns `input_required`: a completer that asks fails
@@ -137,9 +178,26 @@ async fn completion_never_asks_for_input() {
 async fn other_methods_ignore_mrtr_params() {
     let s = server();
     let extra = json!({"inputResponses": answer(), "requestState": "bogus"});
-    for (i, method) in ["tools/list", "resources/list", "prompts/list", "server/discover"].into_iter().enumerate() {
-        let out = send(&s, &request_with(i as i64, method, extra.clone(), rpc::all_caps())).await;
-        assert_eq!(rpc::result_type(&out.msg), "complete", "{method}: {}", out.msg);
+    for (i, method) in [
+        "tools/list",
+        "resources/list",
+        "prompts/list",
+        "server/discover",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = send(
+            &s,
+            &request_with(i as i64, method, extra.clone(), rpc::all_caps()),
+        )
+        .await;
+        assert_eq!(
+            rpc::result_type(&out.msg),
+            "complete",
+            "{method}: {}",
+            out.msg
+        );
     }
 }
 
@@ -152,7 +210,11 @@ async fn checkpoints_return_state_only_results() {
     let first = call(1, "checkpointed", json!({}), json!({}));
     let mut out = send(&s, &first).await;
     for round in 0..2 {
-        assert_eq!(rpc::result_type(&out.msg), "input_required", "round {round}");
+        assert_eq!(
+            rpc::result_type(&out.msg),
+            "input_required",
+            "round {round}"
+        );
         assert!(out.result().get("inputRequests").is_none(), "{}", out.msg);
         let state = rpc::state(&out.msg).to_owned();
         out = send(&s, &retry(&first, 10 + round, None, Some(&state))).await;
@@ -165,14 +227,37 @@ async fn checkpoints_return_state_only_results() {
 #[tokio::test]
 async fn url_elicitation_needs_the_url_mode() {
     let s = server();
-    for (i, caps) in [json!({}), json!({"elicitation": {}}), form_caps(), json!({"sampling": {}, "roots": {}})].into_iter().enumerate() {
+    for (i, caps) in [
+        json!({}),
+        json!({"elicitation": {}}),
+        form_caps(),
+        json!({"sampling": {}, "roots": {}}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let out = send(&s, &call(i as i64, "open_link", json!({}), caps.clone())).await;
         assert_eq!((out.code(), out.status), (-32021, 400), "{caps}");
-        assert_eq!(out.msg["error"]["data"]["requiredCapabilities"]["elicitation"]["url"], json!({}));
+        assert_eq!(
+            out.msg["error"]["data"]["requiredCapabilities"]["elicitation"]["url"],
+            json!({})
+        );
     }
-    let out = send(&s, &call(9, "open_link", json!({}), json!({"elicitation": {"url": {}}}))).await;
+    let out = send(
+        &s,
+        &call(
+            9,
+            "open_link",
+            json!({}),
+            json!({"elicitation": {"url": {}}}),
+        ),
+    )
+    .await;
     let ask = &out.result()["inputRequests"]["link"];
-    assert_eq!((ask["params"]["mode"].clone(), ask["params"]["url"].clone()), (json!("url"), json!("https://example.com/x")));
+    assert_eq!(
+        (ask["params"]["mode"].clone(), ask["params"]["url"].clone()),
+        (json!("url"), json!("https://example.com/x"))
+    );
     assert!(ask["params"].get("elicitationId").is_none());
 }
 
@@ -181,7 +266,12 @@ async fn url_elicitation_needs_the_url_mode() {
 #[tokio::test]
 async fn empty_elicitation_capability_means_form() {
     let s = server();
-    let first = request_with(1, "prompts/get", json!({"name": "guarded_prompt"}), json!({"elicitation": {}}));
+    let first = request_with(
+        1,
+        "prompts/get",
+        json!({"name": "guarded_prompt"}),
+        json!({"elicitation": {}}),
+    );
     let out = send(&s, &first).await;
     let params = &out.result()["inputRequests"]["confirm"]["params"];
     assert_ne!(params["mode"], "url");

@@ -9,10 +9,12 @@ use ferry_protocol::resources::{ResourceContents, TextResourceContents};
 use ferry_protocol::result::CacheScope;
 use ferry_protocol::tools::CallToolResult;
 use ferry_server::{
-    CacheHint, Context, Elicitation, Handled, Json, PromptArguments, RequestEnv, ResourceRequest, Server,
-    not_found, prompt, resource, resource_template, tool,
+    CacheHint, Context, Elicitation, Handled, Json, PromptArguments, RequestEnv, ResourceRequest,
+    Server, not_found, prompt, resource, resource_template, tool,
 };
-use ferry_testkit::rpc::{self, CLIENT_CAPABILITIES, PROTOCOL_VERSION, SERVER_INFO, VERSION, call, request};
+use ferry_testkit::rpc::{
+    self, CLIENT_CAPABILITIES, PROTOCOL_VERSION, SERVER_INFO, VERSION, call, request,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -149,12 +151,25 @@ async fn requests_without_required_meta_are_invalid_params_with_400() {
     ];
     for msg in cases {
         let out = send(&modern, &msg).await;
-        assert_eq!((out.code(), out.status), (-32602, 400), "modern-only: {msg} -> {}", out.msg);
+        assert_eq!(
+            (out.code(), out.status),
+            (-32602, 400),
+            "modern-only: {msg} -> {}",
+            out.msg
+        );
         let mut env = support::http_env(&msg);
         let headers = env.headers.as_mut().unwrap();
-        headers.insert("mcp-protocol-version", http::HeaderValue::from_static(VERSION));
+        headers.insert(
+            "mcp-protocol-version",
+            http::HeaderValue::from_static(VERSION),
+        );
         let out = support::send_env(&dual, &msg, env).await;
-        assert_eq!((out.code(), out.status), (-32602, 400), "dual-era over HTTP: {msg} -> {}", out.msg);
+        assert_eq!(
+            (out.code(), out.status),
+            (-32602, 400),
+            "dual-era over HTTP: {msg} -> {}",
+            out.msg
+        );
     }
 }
 
@@ -162,7 +177,11 @@ async fn requests_without_required_meta_are_invalid_params_with_400() {
 /// supports (checklist 61).
 #[tokio::test]
 async fn modern_only_servers_refuse_initialize_naming_their_versions() {
-    let modern = Server::builder("modern", "1").modern_only().enable_tools().build().unwrap();
+    let modern = Server::builder("modern", "1")
+        .modern_only()
+        .enable_tools()
+        .build()
+        .unwrap();
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "old", "version": "1"}}});
     let out = send(&modern, &init).await;
@@ -213,9 +232,23 @@ async fn removed_unknown_and_unadvertised_methods_are_not_found_with_404() {
         .tool(tool("echo").handler(|_: Context, a: EchoArgs| async move { Ok(a.text) }))
         .build()
         .unwrap();
-    for method in ["prompts/list", "prompts/get", "resources/list", "resources/read", "completion/complete"] {
-        let out = send(&tools_only, &request(1, method, json!({"name": "x", "uri": "test://x"}))).await;
-        assert_eq!((out.code(), out.status), (-32601, 404), "{method} without the capability");
+    for method in [
+        "prompts/list",
+        "prompts/get",
+        "resources/list",
+        "resources/read",
+        "completion/complete",
+    ] {
+        let out = send(
+            &tools_only,
+            &request(1, method, json!({"name": "x", "uri": "test://x"})),
+        )
+        .await;
+        assert_eq!(
+            (out.code(), out.status),
+            (-32601, 404),
+            "{method} without the capability"
+        );
     }
 }
 
@@ -226,13 +259,22 @@ async fn notifications_are_never_answered() {
     for note in [
         rpc::notification("notifications/initialized", json!({})),
         rpc::notification("notifications/whatever", json!({})),
-        rpc::notification("notifications/progress", json!({"progressToken": 1, "progress": 1})),
+        rpc::notification(
+            "notifications/progress",
+            json!({"progressToken": 1, "progress": 1}),
+        ),
     ] {
         let bytes = serde_json::to_vec(&note).unwrap();
-        assert!(matches!(s.handle(&bytes, RequestEnv::default()), Handled::Accepted), "{note}");
+        assert!(
+            matches!(s.handle(&bytes, RequestEnv::default()), Handled::Accepted),
+            "{note}"
+        );
     }
     let bytes = serde_json::to_vec(&rpc::cancel(7)).unwrap();
-    assert!(matches!(s.handle(&bytes, RequestEnv::default()), Handled::Cancel(_)));
+    assert!(matches!(
+        s.handle(&bytes, RequestEnv::default()),
+        Handled::Cancel(_)
+    ));
 }
 
 /// Error responses echo the request id, string or integer; an unreadable message gets an
@@ -240,7 +282,12 @@ async fn notifications_are_never_answered() {
 #[tokio::test]
 async fn errors_echo_the_request_id() {
     let s = server();
-    for id in [json!("abc"), json!(0), json!(-5), json!(9_007_199_254_740_991i64)] {
+    for id in [
+        json!("abc"),
+        json!(0),
+        json!(-5),
+        json!(9_007_199_254_740_991i64),
+    ] {
         let out = send(&s, &request(id.clone(), "nope", json!({}))).await;
         assert_eq!(out.msg["id"], id);
     }
@@ -264,8 +311,14 @@ async fn discover_describes_versions_capabilities_and_caching() {
     for cap in ["tools", "prompts", "resources", "completions"] {
         assert!(r["capabilities"].get(cap).is_some(), "{cap} in {r}");
     }
-    assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(4_321), json!("public")));
-    assert_eq!(r["_meta"][SERVER_INFO], json!({"name": "protocol-test", "version": "1.2.3"}));
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(4_321), json!("public"))
+    );
+    assert_eq!(
+        r["_meta"][SERVER_INFO],
+        json!({"name": "protocol-test", "version": "1.2.3"})
+    );
 }
 
 /// An unknown tool is a protocol error (-32602); arguments that fail the input schema are
@@ -275,7 +328,10 @@ async fn unknown_tools_are_invalid_params_and_bad_arguments_are_tool_errors() {
     let s = server();
     let out = send(&s, &call(1, "no_such_tool", json!({}), json!({}))).await;
     assert_eq!((out.code(), out.status), (-32602, 200));
-    for (i, args) in [json!({"text": 5}), json!({}), json!({"text": null})].into_iter().enumerate() {
+    for (i, args) in [json!({"text": 5}), json!({}), json!({"text": null})]
+        .into_iter()
+        .enumerate()
+    {
         let out = send(&s, &call(i as i64, "echo", args.clone(), json!({}))).await;
         assert_eq!(out.result()["isError"], true, "{args} -> {}", out.msg);
         assert_eq!(out.result()["resultType"], "complete");
@@ -314,14 +370,35 @@ async fn output_schema_is_enforced_on_structured_content() {
 #[tokio::test]
 async fn missing_resources_are_invalid_params_with_the_uri() {
     let s = server();
-    for (i, uri) in ["test://nowhere", "test://items/missing", "test://empty", "other://fixed"].into_iter().enumerate() {
-        let out = send(&s, &request(i as i64, "resources/read", json!({"uri": uri}))).await;
-        assert_eq!((out.code(), out.status), (-32602, 200), "{uri}: {}", out.msg);
+    for (i, uri) in [
+        "test://nowhere",
+        "test://items/missing",
+        "test://empty",
+        "other://fixed",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = send(
+            &s,
+            &request(i as i64, "resources/read", json!({"uri": uri})),
+        )
+        .await;
+        assert_eq!(
+            (out.code(), out.status),
+            (-32602, 200),
+            "{uri}: {}",
+            out.msg
+        );
         assert_eq!(out.msg["error"]["data"]["uri"], uri);
     }
     let out = send(&s, &request(9, "resources/read", json!({}))).await;
     assert_eq!(out.code(), -32602, "uri is required");
-    let ok = send(&s, &request(10, "resources/read", json!({"uri": "test://items/42"}))).await;
+    let ok = send(
+        &s,
+        &request(10, "resources/read", json!({"uri": "test://items/42"})),
+    )
+    .await;
     assert_eq!(ok.result()["contents"][0]["text"], "item 42");
 }
 
@@ -341,7 +418,15 @@ async fn prompt_argument_errors_are_invalid_params() {
         let out = send(&s, &request(i as i64, "prompts/get", params.clone())).await;
         assert_eq!((out.code(), out.status), (-32602, 200), "{params}");
     }
-    let ok = send(&s, &request(9, "prompts/get", json!({"name": "greet", "arguments": {"name": "Ada"}}))).await;
+    let ok = send(
+        &s,
+        &request(
+            9,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "Ada"}}),
+        ),
+    )
+    .await;
     assert_eq!(ok.result()["messages"][0]["content"]["text"], "Hello Ada");
 }
 
@@ -357,14 +442,20 @@ async fn completion_returns_at_most_100_values() {
     .await;
     let c = &many.result()["completion"];
     assert_eq!(c["values"].as_array().unwrap().len(), 100);
-    assert_eq!((c["hasMore"].clone(), c["total"].clone()), (json!(true), json!(150)));
+    assert_eq!(
+        (c["hasMore"].clone(), c["total"].clone()),
+        (json!(true), json!(150))
+    );
     assert_eq!(c["values"][0], "x0");
     let few = send(
         &s,
         &request(2, "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": ""}})),
     )
     .await;
-    assert_eq!(few.result()["completion"]["values"], json!(["ada", "alan", "grace"]));
+    assert_eq!(
+        few.result()["completion"]["values"],
+        json!(["ada", "alan", "grace"])
+    );
     assert_eq!(few.result()["completion"]["hasMore"], false);
     let unknown = send(
         &s,
@@ -375,10 +466,16 @@ async fn completion_returns_at_most_100_values() {
 }
 
 fn many_tools(n: usize, page_size: usize) -> Server {
-    let mut b = Server::builder("paged", "1").page_size(page_size).list_cache(list_cache());
+    let mut b = Server::builder("paged", "1")
+        .page_size(page_size)
+        .list_cache(list_cache());
     // Registered out of order: the listing order must not depend on it.
     for i in (0..n).rev() {
-        b = b.tool(tool(format!("tool_{i:02}")).description("t").handler(|_: Context, a: EchoArgs| async move { Ok(a.text) }));
+        b = b.tool(
+            tool(format!("tool_{i:02}"))
+                .description("t")
+                .handler(|_: Context, a: EchoArgs| async move { Ok(a.text) }),
+        );
     }
     b.build().unwrap()
 }
@@ -394,8 +491,18 @@ async fn walk_pages(s: &Server) -> (Vec<String>, usize) {
         };
         let out = send(s, &request(pages, "tools/list", params)).await;
         let r = out.result();
-        assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(1_234), json!("public")), "every page has the same hints");
-        names.extend(r["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()));
+        assert_eq!(
+            (r["ttlMs"].clone(), r["cacheScope"].clone()),
+            (json!(1_234), json!("public")),
+            "every page has the same hints"
+        );
+        names.extend(
+            r["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t["name"].as_str().unwrap().to_owned()),
+        );
         pages += 1;
         match r.get("nextCursor") {
             Some(c) => cursor = Some(c.as_str().expect("a cursor is a string").to_owned()),
@@ -425,11 +532,24 @@ async fn pagination_is_deterministic_across_pages() {
 #[tokio::test]
 async fn invalid_cursors_are_invalid_params() {
     let s = many_tools(10, 3);
-    for (i, cursor) in [json!("garbage!!"), json!(""), json!("YWZ0ZXI"), json!(5)].into_iter().enumerate() {
-        let out = send(&s, &request(i as i64, "tools/list", json!({"cursor": cursor}))).await;
+    for (i, cursor) in [json!("garbage!!"), json!(""), json!("YWZ0ZXI"), json!(5)]
+        .into_iter()
+        .enumerate()
+    {
+        let out = send(
+            &s,
+            &request(i as i64, "tools/list", json!({"cursor": cursor})),
+        )
+        .await;
         assert_eq!(out.code(), -32602, "cursor {cursor}: {}", out.msg);
     }
-    assert_eq!(list_tools(&s, 9).await.result()["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        list_tools(&s, 9).await.result()["tools"]
+            .as_array()
+            .unwrap()
+            .len(),
+        3
+    );
 }
 
 /// Cacheable results carry `ttlMs` and `cacheScope` as configured: lists, discover, and
@@ -437,17 +557,38 @@ async fn invalid_cursors_are_invalid_params() {
 #[tokio::test]
 async fn cacheable_results_carry_the_configured_hints() {
     let s = server();
-    for (i, method) in ["tools/list", "prompts/list", "resources/list", "resources/templates/list"].into_iter().enumerate() {
+    for (i, method) in [
+        "tools/list",
+        "prompts/list",
+        "resources/list",
+        "resources/templates/list",
+    ]
+    .into_iter()
+    .enumerate()
+    {
         let r = send(&s, &request(i as i64, method, json!({}))).await.msg["result"].clone();
-        assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(1_234), json!("public")), "{method}");
+        assert_eq!(
+            (r["ttlMs"].clone(), r["cacheScope"].clone()),
+            (json!(1_234), json!("public")),
+            "{method}"
+        );
     }
     let read = |uri: &str| request(7, "resources/read", json!({"uri": uri}));
     let r = send(&s, &read("test://fixed")).await.msg["result"].clone();
-    assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(99), json!("private")));
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(99), json!("private"))
+    );
     let r = send(&s, &read("test://cached")).await.msg["result"].clone();
-    assert_eq!((r["ttlMs"].clone(), r["cacheScope"].clone()), (json!(5_000), json!("public")));
+    assert_eq!(
+        (r["ttlMs"].clone(), r["cacheScope"].clone()),
+        (json!(5_000), json!("public"))
+    );
     let out = send(&s, &call(8, "echo", json!({"text": "x"}), json!({}))).await;
-    assert!(out.result().get("ttlMs").is_none(), "tools/call results are not cacheable");
+    assert!(
+        out.result().get("ttlMs").is_none(),
+        "tools/call results are not cacheable"
+    );
 }
 
 /// Every result carries `serverInfo` in `_meta` unless configured otherwise (DIGEST §2.4).
@@ -460,8 +601,16 @@ async fn results_carry_server_info_unless_disabled() {
         request(2, "prompts/list", json!({})),
         request(3, "resources/read", json!({"uri": "test://fixed"})),
         call(4, "echo", json!({"text": "x"}), json!({})),
-        request(5, "prompts/get", json!({"name": "greet", "arguments": {"name": "A"}})),
-        request(6, "completion/complete", json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"}})),
+        request(
+            5,
+            "prompts/get",
+            json!({"name": "greet", "arguments": {"name": "A"}}),
+        ),
+        request(
+            6,
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "greet"}, "argument": {"name": "name", "value": "a"}}),
+        ),
         call(7, "ask_name", json!({}), rpc::form_caps()),
     ];
     for r in &requests {
@@ -473,7 +622,11 @@ async fn results_carry_server_info_unless_disabled() {
         .tool(tool("echo").handler(|_: Context, a: EchoArgs| async move { Ok(a.text) }))
         .build()
         .unwrap();
-    for r in [request(1, "tools/list", json!({})), call(2, "echo", json!({"text": "x"}), json!({})), request(3, "server/discover", json!({}))] {
+    for r in [
+        request(1, "tools/list", json!({})),
+        call(2, "echo", json!({"text": "x"}), json!({})),
+        request(3, "server/discover", json!({})),
+    ] {
         let out = send(&quiet, &r).await;
         assert!(out.result().get("_meta").is_none(), "{}", out.msg);
     }
@@ -488,7 +641,12 @@ async fn nothing_is_inferred_from_earlier_requests() {
     let first = send(&s, &call(1, "ask_name", json!({}), rpc::form_caps())).await;
     assert_eq!(first.result()["resultType"], "input_required");
     let second = send(&s, &call(2, "ask_name", json!({}), json!({}))).await;
-    assert_eq!((second.code(), second.status), (-32021, 400), "{}", second.msg);
+    assert_eq!(
+        (second.code(), second.status),
+        (-32021, 400),
+        "{}",
+        second.msg
+    );
     assert!(second.msg["error"]["data"]["requiredCapabilities"]["elicitation"].is_object());
     // Even the state of the first request does not lend its capabilities to a retry that
     // does not declare them.
@@ -504,12 +662,21 @@ async fn nothing_is_inferred_from_earlier_requests() {
     let mut with_token = call(4, "progress", json!({}), json!({}));
     with_token["params"]["_meta"]["progressToken"] = json!("p-1");
     let out = send(&s, &with_token).await;
-    assert_eq!(out.notes.len(), 2, "progress was asked for: {:?}", out.notes);
+    assert_eq!(
+        out.notes.len(),
+        2,
+        "progress was asked for: {:?}",
+        out.notes
+    );
     for n in &out.notes {
         assert_eq!(n["params"]["progressToken"], "p-1");
     }
     let out = send(&s, &call(5, "progress", json!({}), json!({}))).await;
-    assert!(out.notes.is_empty(), "no progressToken on this request: {:?}", out.notes);
+    assert!(
+        out.notes.is_empty(),
+        "no progressToken on this request: {:?}",
+        out.notes
+    );
 }
 
 /// Two requests with the same id, one after the other, are two independent requests
@@ -525,9 +692,13 @@ async fn the_same_id_on_separate_requests_is_independent() {
 /// Extension ids must be prefixed `_meta`-style keys (checklist 14).
 #[test]
 fn extension_ids_need_a_prefix() {
-    let bad = Server::builder("x", "1").extension("tasks", json!({})).build();
+    let bad = Server::builder("x", "1")
+        .extension("tasks", json!({}))
+        .build();
     assert!(matches!(bad, Err(ferry_server::BuildError::Extension(_))));
-    let good = Server::builder("x", "1").extension("com.example/feature", json!({})).build();
+    let good = Server::builder("x", "1")
+        .extension("com.example/feature", json!({}))
+        .build();
     assert!(good.is_ok());
 }
 
@@ -535,14 +706,21 @@ fn extension_ids_need_a_prefix() {
 /// are unique (tools.mdx).
 #[test]
 fn definitions_are_checked_when_the_server_is_built() {
-    let t = |name: &str| tool(name.to_owned()).handler(|_: Context, a: EchoArgs| async move { Ok(a.text) });
+    let t = |name: &str| {
+        tool(name.to_owned()).handler(|_: Context, a: EchoArgs| async move { Ok(a.text) })
+    };
     for name in ["", "has space", "slash/name", &"x".repeat(129)] {
         let r = Server::builder("x", "1").tool(t(name)).build();
-        assert!(matches!(r, Err(ferry_server::BuildError::Definition(_))), "{name:?}");
+        assert!(
+            matches!(r, Err(ferry_server::BuildError::Definition(_))),
+            "{name:?}"
+        );
     }
     let dup = Server::builder("x", "1").tool(t("a")).tool(t("a")).build();
-    assert!(matches!(dup, Err(ferry_server::BuildError::Duplicate { .. })));
+    assert!(matches!(
+        dup,
+        Err(ferry_server::BuildError::Duplicate { .. })
+    ));
     let no_handler = Server::builder("x", "1").tool(tool("a")).build();
     assert!(no_handler.is_err());
 }
-

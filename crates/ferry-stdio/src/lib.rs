@@ -23,10 +23,10 @@ use std::io;
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferry_protocol::ErrorObject;
 use ferry_protocol::ErrorCode;
+use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::RequestId;
-use ferry_server::{Handled, Outbound, Principal, Reply, RequestEnv, Server};
+use ferry_server::{Handled, Outbound, Principal, Reply, RequestEnv, Server, Streaming};
 use futures::StreamExt;
 use futures::future::{AbortHandle, Abortable};
 use futures::stream::FuturesUnordered;
@@ -66,12 +66,27 @@ impl Default for StdioConfig {
 
 /// Serves `server` on the process's stdin and stdout until stdin ends.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
-    serve(server, tokio::io::stdin(), tokio::io::stdout(), StdioConfig::default()).await
+    serve(
+        server,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        StdioConfig::default(),
+    )
+    .await
 }
 
 /// Serves `server` over any reader and writer pair (a child's pipes, a socket, a test
-/// buffer) until the reader ends.
-pub async fn serve<R, W>(server: Server, reader: R, writer: W, config: StdioConfig) -> io::Result<()>
+/// buffer) until the reader ends or the server shuts down.
+///
+/// The end of one connection is not the end of the server: the same [`Server`] may serve
+/// other connections at once, and `subscriptions/listen` streams of this connection end
+/// with their completion result while the server goes on.
+pub async fn serve<R, W>(
+    server: Server,
+    reader: R,
+    writer: W,
+    config: StdioConfig,
+) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
     W: AsyncWrite + Unpin + Send + 'static,
@@ -80,7 +95,8 @@ where
     let writer_task = tokio::spawn(write_loop(writer, rx));
     let mut reader = LineReader::new(reader, config.max_line_bytes);
     let mut in_flight: FuturesUnordered<_> = FuturesUnordered::new();
-    let mut aborts: HashMap<RequestId, AbortHandle> = HashMap::new();
+    let mut running: HashMap<RequestId, Running> = HashMap::new();
+    let mut next_seq: u64 = 0;
     let mut eof = false;
     let mut session: Option<std::sync::Arc<ferry_server::Session>> = None;
 
@@ -88,14 +104,17 @@ where
         let can_read = in_flight.len() < config.max_in_flight;
         tokio::select! {
             biased;
-            Some((id, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
-                aborts.remove(&id);
-                if let Ok(reply) = outcome {
-                    if tx.send(reply_bytes(reply)).await.is_err() {
-                        break;
-                    }
+            Some((id, seq, outcome)) = in_flight.next(), if !in_flight.is_empty() => {
+                if running.get(&id).is_some_and(|r| r.seq == seq) {
+                    running.remove(&id);
+                }
+                if let Ok(reply) = outcome
+                    && tx.send(reply_bytes(reply)).await.is_err()
+                {
+                    break;
                 }
             }
+            _ = server.shutting_down() => eof = true,
             read = reader.next_line(), if can_read => {
                 match read {
                     Ok(Line::Eof) => eof = true,
@@ -135,13 +154,13 @@ where
                                 }
                             }
                             Handled::Cancel(id) => {
-                                if let Some(handle) = aborts.remove(&id) {
-                                    handle.abort();
+                                if let Some(r) = running.remove(&id) {
+                                    r.abort.abort();
                                 }
                             }
                             Handled::Pending(call) => {
                                 let id = call.id().clone();
-                                if aborts.contains_key(&id) {
+                                if running.contains_key(&id) {
                                     let e = ErrorObject::new(
                                         ErrorCode::INVALID_REQUEST,
                                         format!("Invalid request: id {id} is already in use by a request in progress"),
@@ -151,11 +170,14 @@ where
                                     }
                                     continue;
                                 }
-                                let (handle, registration) = AbortHandle::new_pair();
-                                aborts.insert(id.clone(), handle);
+                                let (abort, registration) = AbortHandle::new_pair();
+                                let seq = next_seq;
+                                next_seq += 1;
+                                let listen = call.streaming() == Streaming::Always;
+                                running.insert(id.clone(), Running { seq, abort, listen });
                                 let outbound = Outbound::channel(tx.clone());
                                 let fut = Abortable::new(call.run(outbound), registration);
-                                in_flight.push(async move { (id, fut.await) });
+                                in_flight.push(async move { (id, seq, fut.await) });
                             }
                         }
                     }
@@ -168,28 +190,76 @@ where
         }
     }
 
-    // End of input: end listen streams gracefully, give running requests a moment.
+    // End of input. A 2025-11-25 session ends with its connection. Listen streams never
+    // end by themselves: end them with their completion result (unless the server is
+    // shutting down, when they end so on their own). Other requests get a moment to
+    // finish; whatever still runs after it is dropped.
     if let Some(s) = &session {
         s.close();
     }
-    server.shutdown();
+    if !server.is_shutting_down() {
+        let mut listens: Vec<&RequestId> = running
+            .iter()
+            .filter(|(_, r)| r.listen)
+            .map(|(id, _)| id)
+            .collect();
+        listens.sort_by_key(|id| running[*id].seq);
+        for id in listens {
+            running[id].abort.abort();
+            if tx.send(listen_completion(&server, id)).await.is_err() {
+                break;
+            }
+        }
+    }
     let drain = async {
-        while let Some((_, outcome)) = in_flight.next().await {
-            if let Ok(reply) = outcome {
-                if tx.send(reply_bytes(reply)).await.is_err() {
-                    break;
-                }
+        while let Some((_, _, outcome)) = in_flight.next().await {
+            if let Ok(reply) = outcome
+                && tx.send(reply_bytes(reply)).await.is_err()
+            {
+                break;
             }
         }
     };
-    if tokio::time::timeout(config.shutdown_grace, drain).await.is_err() {
+    if tokio::time::timeout(config.shutdown_grace, drain)
+        .await
+        .is_err()
+    {
         tracing::debug!("requests still running at end of input were dropped");
     }
+    // Dropping the unfinished requests also drops their senders, so the writer ends.
+    drop(in_flight);
+    drop(running);
     drop(tx);
     match writer_task.await {
         Ok(r) => r,
         Err(e) => Err(io::Error::other(e)),
     }
+}
+
+/// A request whose handler is running.
+struct Running {
+    /// Tells this request from a later one reusing its id.
+    seq: u64,
+    abort: AbortHandle,
+    /// A `subscriptions/listen` stream.
+    listen: bool,
+}
+
+/// The graceful end of a listen stream: `{resultType: complete, _meta: {subscriptionId}}`
+/// (subscriptions.mdx).
+fn listen_completion(server: &Server, id: &RequestId) -> Bytes {
+    let message = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": id.to_value(),
+        "result": {
+            "resultType": "complete",
+            "_meta": {
+                ferry_protocol::meta::SUBSCRIPTION_ID: id.to_value(),
+                ferry_protocol::meta::SERVER_INFO: server.info(),
+            }
+        }
+    });
+    Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
 }
 
 fn reply_bytes(reply: Reply) -> Bytes {
@@ -256,7 +326,11 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 if self.buf.last() == Some(&b'\r') {
                     self.buf.pop();
                 }
-                let result = if self.too_long { Line::TooLong } else { Line::Message };
+                let result = if self.too_long {
+                    Line::TooLong
+                } else {
+                    Line::Message
+                };
                 self.too_long = false;
                 return Ok(result);
             }
@@ -269,7 +343,10 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
-async fn write_loop<W: AsyncWrite + Unpin>(writer: W, mut rx: mpsc::Receiver<Bytes>) -> io::Result<()> {
+async fn write_loop<W: AsyncWrite + Unpin>(
+    writer: W,
+    mut rx: mpsc::Receiver<Bytes>,
+) -> io::Result<()> {
     let mut out = tokio::io::BufWriter::with_capacity(64 * 1024, writer);
     while let Some(msg) = rx.recv().await {
         out.write_all(&msg).await?;

@@ -29,7 +29,9 @@ impl Out {
 
     /// The result object; fails when the response is an error.
     pub fn result(&self) -> &Value {
-        self.msg.get("result").unwrap_or_else(|| panic!("expected a result, got {}", self.msg))
+        self.msg
+            .get("result")
+            .unwrap_or_else(|| panic!("expected a result, got {}", self.msg))
     }
 }
 
@@ -85,10 +87,17 @@ pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
     check::received(&out.msg, method);
     for n in &out.notes {
         check::received(n, None);
-        assert!(n.get("method").is_some(), "a notification was expected: {n}");
+        assert!(
+            n.get("method").is_some(),
+            "a notification was expected: {n}"
+        );
     }
     if let Some(id) = msg.get("id") {
-        assert_eq!(out.msg.get("id"), Some(id), "the response must echo the request id");
+        assert_eq!(
+            out.msg.get("id"),
+            Some(id),
+            "the response must echo the request id"
+        );
     }
     out
 }

@@ -1,0 +1,180 @@
+//! A test server on 127.0.0.1 behind the real transport (`serve_with_shutdown`, or an
+//! axum app with `BearerAuthLayer`), with tools that stream, block, hang and report who
+//! called them.
+
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens, serve_with_shutdown};
+use ferry_protocol::resources::TextResourceContents;
+use ferry_server::{Context, ResourceRequest, Server, resource, tool};
+pub use ferry_testkit::serve::Running;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+/// The path the endpoint is served at.
+pub const PATH: &str = "/mcp";
+/// A resource URI that needs the Base64 sentinel in `Mcp-Name`.
+pub const CAFE: &str = "test://café/menü";
+
+/// What the tools let a test observe and control.
+#[derive(Clone)]
+pub struct Probe {
+    /// Set when `hang` starts.
+    pub started: Arc<AtomicBool>,
+    /// Set when `hang`'s future is dropped.
+    pub dropped: Arc<AtomicBool>,
+    gate: Arc<watch::Sender<bool>>,
+}
+
+impl Probe {
+    /// Whether `hang` started.
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::SeqCst)
+    }
+
+    /// Whether `hang`'s future was dropped.
+    pub fn dropped(&self) -> bool {
+        self.dropped.load(Ordering::SeqCst)
+    }
+}
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+struct Text {
+    text: String,
+}
+
+struct DropFlag(Arc<AtomicBool>);
+
+impl Drop for DropFlag {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// A server with `echo`, `progress` (three progress notifications), `hang` (reports
+/// progress once if asked, then never ends), `gate`/`release`, `whoami`, `route`
+/// (`x-mcp-header` arguments) and a resource with a non-ASCII URI.
+pub fn server() -> (Server, Probe) {
+    let (gate, _) = watch::channel(false);
+    let probe = Probe {
+        started: Arc::default(),
+        dropped: Arc::default(),
+        gate: Arc::new(gate),
+    };
+    let (started, dropped) = (probe.started.clone(), probe.dropped.clone());
+    let (g1, g2) = (probe.gate.clone(), probe.gate.clone());
+    let server =
+        Server::builder("http-test", "1")
+            .tool(
+                tool("echo")
+                    .description("Echoes")
+                    .handler(|_: Context, a: Text| async move { Ok(a.text) }),
+            )
+            .tool(
+                tool("progress")
+                    .description("Streams progress")
+                    .json_handler(|ctx: Context, _: Value| async move {
+                        for p in [1.0, 2.0, 3.0] {
+                            ctx.progress(p, Some(3.0), None).await;
+                        }
+                        Ok("progress done")
+                    }),
+            )
+            .tool(tool("hang").description("Never ends").json_handler(
+                move |ctx: Context, _: Value| {
+                    let (started, dropped) = (started.clone(), dropped.clone());
+                    async move {
+                        let _guard = DropFlag(dropped);
+                        ctx.progress(1.0, None, Some("started")).await;
+                        started.store(true, Ordering::SeqCst);
+                        std::future::pending::<()>().await;
+                        Ok("unreachable")
+                    }
+                },
+            ))
+            .tool(tool("gate").description("Waits for release").json_handler(
+                move |_: Context, _: Value| {
+                    let mut open = g1.subscribe();
+                    async move {
+                        let _ = open.wait_for(|o| *o).await;
+                        Ok("passed")
+                    }
+                },
+            ))
+            .tool(tool("release").description("Opens the gate").json_handler(
+                move |_: Context, _: Value| {
+                    g2.send_replace(true);
+                    async move { Ok("released") }
+                },
+            ))
+            .tool(
+                tool("whoami")
+                    .description("Names the principal")
+                    .json_handler(|ctx: Context, _: Value| async move {
+                        Ok(ctx
+                            .principal()
+                            .map_or("anonymous".to_owned(), |p| p.id().to_owned()))
+                    }),
+            )
+            .tool(
+                tool("route")
+                    .description("Annotated arguments")
+                    .input_schema(json!({"type": "object", "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"},
+                        "priority": {"type": "integer", "x-mcp-header": "Priority"}
+                    }}))
+                    .json_handler(|_: Context, a: Value| async move { Ok(a.to_string()) }),
+            )
+            .resource(
+                resource(CAFE, "cafe").handler(|_: Context, r: ResourceRequest| async move {
+                    Ok(TextResourceContents::new(r.uri.clone(), "menu"))
+                }),
+            )
+            .build()
+            .expect("server builds");
+    (server, probe)
+}
+
+/// Serves `server` at [`PATH`] with `serve_with_shutdown`.
+pub async fn start(server: Server, config: HttpConfig) -> Running {
+    let service = McpService::new(server, config);
+    Running::spawn(PATH, |listener, stop| {
+        serve_with_shutdown(listener, PATH, service, async {
+            let _ = stop.await;
+        })
+    })
+    .await
+}
+
+/// Serves an axum app; `server.shutdown()` runs when it stops.
+pub async fn start_router(server: Server, router: axum::Router, path: &str) -> Running {
+    Running::router(router, path, move || server.shutdown()).await
+}
+
+/// The endpoint behind `BearerAuthLayer` with tokens for alice and bob, at [`PATH`].
+pub async fn start_with_auth(server: Server, required: bool) -> Running {
+    let tokens = StaticTokens::new()
+        .with("alice", "alice-token")
+        .with("bob", "bob-token");
+    let mut layer = BearerAuthLayer::new(tokens)
+        .resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource");
+    if !required {
+        layer = layer.optional();
+    }
+    let mcp = tower::ServiceBuilder::new()
+        .layer(layer)
+        .service(McpService::new(server.clone(), HttpConfig::default()));
+    start_router(server, axum::Router::new().route_service(PATH, mcp), PATH).await
+}
+
+/// A config with short keep-alives, for tests that wait for them.
+pub fn quick_keep_alive() -> HttpConfig {
+    HttpConfig {
+        keep_alive: Duration::from_millis(50),
+        ..HttpConfig::default()
+    }
+}
