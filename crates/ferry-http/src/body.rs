@@ -22,6 +22,7 @@ pub struct McpBody {
 enum Kind {
     Full(Option<Bytes>),
     Sse(Box<SseState>),
+    Channel(mpsc::Receiver<Bytes>),
 }
 
 struct SseState {
@@ -45,6 +46,13 @@ impl McpBody {
     pub fn empty() -> Self {
         McpBody {
             kind: Kind::Full(None),
+        }
+    }
+
+    /// A body of whatever arrives on `rx`, until it closes.
+    pub(crate) fn stream(rx: mpsc::Receiver<Bytes>) -> Self {
+        McpBody {
+            kind: Kind::Channel(rx),
         }
     }
 
@@ -94,6 +102,7 @@ impl Body for McpBody {
         match &mut self.kind {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Kind::Channel(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
         }
     }
 
@@ -101,6 +110,7 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Full(b) => b.is_none(),
             Kind::Sse(s) => s.done,
+            Kind::Channel(_) => false,
         }
     }
 
@@ -108,7 +118,7 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Kind::Full(None) => SizeHint::with_exact(0),
-            Kind::Sse(_) => SizeHint::default(),
+            Kind::Sse(_) | Kind::Channel(_) => SizeHint::default(),
         }
     }
 }

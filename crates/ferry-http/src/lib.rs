@@ -33,6 +33,7 @@
 mod auth;
 mod body;
 mod config;
+mod legacy;
 mod serve;
 mod service;
 

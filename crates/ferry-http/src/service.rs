@@ -19,6 +19,7 @@ use tokio::sync::mpsc;
 
 use crate::body::McpBody;
 use crate::config::HttpConfig;
+use crate::legacy::{self, Streams};
 
 /// The MCP endpoint: POST a JSON-RPC message, get a JSON or SSE response.
 ///
@@ -30,6 +31,7 @@ use crate::config::HttpConfig;
 pub struct McpService {
     server: Server,
     config: Arc<HttpConfig>,
+    streams: Arc<Streams>,
 }
 
 impl McpService {
@@ -38,6 +40,7 @@ impl McpService {
         McpService {
             server,
             config: Arc::new(config),
+            streams: Arc::new(Streams::default()),
         }
     }
 
@@ -53,7 +56,7 @@ impl McpService {
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        handle(self.server.clone(), self.config.clone(), req).await
+        handle(self.clone(), req).await
     }
 }
 
@@ -72,9 +75,8 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let server = self.server.clone();
-        let config = self.config.clone();
-        Box::pin(async move { Ok(handle(server, config, req).await) })
+        let svc = self.clone();
+        Box::pin(async move { Ok(handle(svc, req).await) })
     }
 }
 
@@ -101,12 +103,17 @@ fn sse_response(body: McpBody) -> Response<McpBody> {
     r
 }
 
-async fn handle<B>(server: Server, config: Arc<HttpConfig>, req: Request<B>) -> Response<McpBody>
+async fn handle<B>(svc: McpService, req: Request<B>) -> Response<McpBody>
 where
     B: Body + Send,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let McpService {
+        server,
+        config,
+        streams,
+    } = svc;
     // Origin and Host first: a rebinding attack gets nothing else (DIGEST §3.3.1).
     if let Some(origin) = req.headers().get(ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| config.origins.origin_ok(o));
@@ -132,6 +139,13 @@ where
             ErrorCode::INVALID_REQUEST,
             "Forbidden: host not allowed",
         );
+    }
+    // GET and DELETE exist only for 2025-11-25 sessions; everything else is POST.
+    if req.method() == Method::GET && req.headers().contains_key(ferry_protocol::headers::SESSION_ID) {
+        return legacy::get(&streams, &server, req.headers(), config.keep_alive);
+    }
+    if req.method() == Method::DELETE && req.headers().contains_key(ferry_protocol::headers::SESSION_ID) {
+        return legacy::delete(&streams, &server, req.headers());
     }
     if req.method() != Method::POST {
         let mut r = error_response(
@@ -216,7 +230,10 @@ where
             server.watch_session(&session);
             r
         }
-        Handled::Pending(call) => run(call, &config).await,
+        Handled::Pending(call) => match call.session().cloned() {
+            Some(session) => legacy::run_call(streams, session, call).await,
+            None => run(call, &config).await,
+        },
     }
 }
 

@@ -324,8 +324,8 @@ pub enum Incoming<'a> {
 pub struct InvalidMessage {
     /// The request id, if it could be read.
     pub id: Option<RequestId>,
-    /// The error to answer with (`-32600`).
-    pub error: ErrorObject,
+    /// The error to answer with (`-32600`), boxed to keep the success path small.
+    pub error: Box<ErrorObject>,
 }
 
 impl<'a> Envelope<'a> {
@@ -354,10 +354,10 @@ impl<'a> Envelope<'a> {
                     None => {
                         return Err(InvalidMessage {
                             id: None,
-                            error: ErrorObject::new(
+                            error: Box::new(ErrorObject::new(
                                 ErrorCode::INVALID_REQUEST,
                                 "Invalid request: id must be a string or an integer",
-                            ),
+                            )),
                         });
                     }
                 }
@@ -366,10 +366,10 @@ impl<'a> Envelope<'a> {
         if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
             return Err(InvalidMessage {
                 id,
-                error: ErrorObject::new(
+                error: Box::new(ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,
                     "Invalid request: \"jsonrpc\" must be \"2.0\"",
-                ),
+                )),
             });
         }
         if let Some(method) = self.method {
@@ -378,10 +378,10 @@ impl<'a> Envelope<'a> {
             {
                 return Err(InvalidMessage {
                     id,
-                    error: ErrorObject::new(
+                    error: Box::new(ErrorObject::new(
                         ErrorCode::INVALID_REQUEST,
                         "Invalid request: params must be an object",
-                    ),
+                    )),
                 });
             }
             return Ok(match id {
@@ -405,10 +405,10 @@ impl<'a> Envelope<'a> {
         }
         Err(InvalidMessage {
             id,
-            error: ErrorObject::new(
+            error: Box::new(ErrorObject::new(
                 ErrorCode::INVALID_REQUEST,
                 "Invalid request: no method, result or error",
-            ),
+            )),
         })
     }
 }

@@ -159,7 +159,7 @@ impl InputKind {
         Ok(match self {
             InputKind::Elicit => InputResponse::Elicit(ElicitResult::deserialize(value)?),
             InputKind::CreateMessage => {
-                InputResponse::CreateMessage(CreateMessageResult::deserialize(value)?)
+                InputResponse::CreateMessage(Box::new(CreateMessageResult::deserialize(value)?))
             }
             InputKind::ListRoots => InputResponse::ListRoots(ListRootsResult::deserialize(value)?),
         })
@@ -180,8 +180,8 @@ pub type InputResponses = BTreeMap<String, Value>;
 pub enum InputResponse {
     /// The answer to `elicitation/create`.
     Elicit(ElicitResult),
-    /// The answer to `sampling/createMessage`.
-    CreateMessage(CreateMessageResult),
+    /// The answer to `sampling/createMessage` (boxed: it is much larger than the others).
+    CreateMessage(Box<CreateMessageResult>),
     /// The answer to `roots/list`.
     ListRoots(ListRootsResult),
 }
@@ -201,7 +201,7 @@ impl From<ElicitResult> for InputResponse {
 
 impl From<CreateMessageResult> for InputResponse {
     fn from(r: CreateMessageResult) -> Self {
-        InputResponse::CreateMessage(r)
+        InputResponse::CreateMessage(Box::new(r))
     }
 }
 

@@ -1,0 +1,229 @@
+//! Transports: how requests reach the server and answers come back.
+//!
+//! Each request becomes an [`Exchange`]: a stream of what the server sends for it
+//! (notifications, and on legacy servers requests) ending with its response. Dropping an
+//! unfinished exchange cancels the request: on HTTP the response stream is closed (and
+//! legacy servers also get `notifications/cancelled`), on stdio
+//! `notifications/cancelled {requestId}` is sent.
+
+pub(crate) mod http;
+mod lines;
+pub(crate) mod stdio;
+
+use ferry_protocol::ErrorObject;
+use ferry_protocol::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};
+use serde_json::Value;
+use tokio::sync::mpsc;
+
+use crate::error::{Error, Result, RpcError};
+
+/// How many messages of one exchange may wait to be read.
+pub(crate) const EXCHANGE_QUEUE: usize = 64;
+
+/// A request ready to send.
+#[derive(Debug)]
+pub(crate) struct Outgoing {
+    /// The JSON-RPC id.
+    pub id: RequestId,
+    /// The method.
+    pub method: String,
+    /// The serialized request.
+    pub body: Vec<u8>,
+    /// HTTP headers (ignored on stdio).
+    pub headers: Vec<(String, String)>,
+    /// The progress token in `_meta`, for routing progress on stdio.
+    pub progress_token: Option<RequestId>,
+    /// Whether the server is legacy (SSE resumption, cancellation notifications).
+    pub legacy: bool,
+}
+
+/// Something the server sent for one exchange.
+#[derive(Debug)]
+pub(crate) enum Incoming {
+    /// A notification (progress, log message, or a subscription's notification).
+    Notification(JsonRpcNotification),
+    /// A legacy server-to-client request on this request's stream.
+    Request(JsonRpcRequest),
+    /// The final result.
+    Result(Value),
+    /// The final error.
+    Error(RpcError),
+    /// The exchange failed locally.
+    Failed(Error),
+}
+
+impl Incoming {
+    fn is_final(&self) -> bool {
+        matches!(
+            self,
+            Incoming::Result(_) | Incoming::Error(_) | Incoming::Failed(_)
+        )
+    }
+}
+
+type OnDrop = Box<dyn FnOnce(bool) + Send>;
+
+/// The messages of one request, ending with its response. Dropping it before the
+/// response cancels the request.
+pub(crate) struct Exchange {
+    rx: mpsc::Receiver<Incoming>,
+    finished: bool,
+    on_drop: Option<OnDrop>,
+}
+
+impl Exchange {
+    pub(crate) fn new(
+        rx: mpsc::Receiver<Incoming>,
+        on_drop: impl FnOnce(bool) + Send + 'static,
+    ) -> Self {
+        Exchange {
+            rx,
+            finished: false,
+            on_drop: Some(Box::new(on_drop)),
+        }
+    }
+
+    /// The next message; `None` when the transport went away.
+    pub(crate) async fn recv(&mut self) -> Option<Incoming> {
+        let m = self.rx.recv().await;
+        if m.as_ref().is_none_or(Incoming::is_final) {
+            self.finished = true;
+        }
+        m
+    }
+}
+
+impl Drop for Exchange {
+    fn drop(&mut self) {
+        if let Some(f) = self.on_drop.take() {
+            f(self.finished);
+        }
+    }
+}
+
+/// Messages that belong to no request: legacy server requests and notifications from the
+/// GET stream or stdio, and stray notifications.
+#[derive(Debug)]
+pub(crate) enum Background {
+    /// A server-to-client request to answer.
+    Request(JsonRpcRequest),
+    /// A notification.
+    Notification(JsonRpcNotification),
+}
+
+/// A JSON-RPC message read leniently (an error's `id` may be `null`).
+#[derive(Debug)]
+pub(crate) enum Msg {
+    Request(JsonRpcRequest),
+    Notification(JsonRpcNotification),
+    Result {
+        id: RequestId,
+        result: Value,
+    },
+    Error {
+        id: Option<RequestId>,
+        error: ErrorObject,
+    },
+}
+
+/// Parses one JSON-RPC message; `None` if it is not one.
+pub(crate) fn parse_message(bytes: &[u8]) -> Option<Msg> {
+    let Value::Object(mut map) = serde_json::from_slice::<Value>(bytes).ok()? else {
+        return None;
+    };
+    let id = map.remove("id");
+    let parsed_id = id.as_ref().and_then(RequestId::from_value);
+    if let Some(Value::String(method)) = map.remove("method") {
+        let params = map.remove("params");
+        return match (id, parsed_id) {
+            (None, _) => Some(Msg::Notification(JsonRpcNotification {
+                jsonrpc: Default::default(),
+                method,
+                params,
+            })),
+            (Some(_), Some(id)) => Some(Msg::Request(JsonRpcRequest {
+                jsonrpc: Default::default(),
+                id,
+                method,
+                params,
+            })),
+            (Some(_), None) => None,
+        };
+    }
+    if let Some(result) = map.remove("result") {
+        return Some(Msg::Result {
+            id: parsed_id?,
+            result,
+        });
+    }
+    let error = map.remove("error")?;
+    let code = error.get("code").and_then(Value::as_i64)?;
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let data = error.get("data").cloned();
+    Some(Msg::Error {
+        id: parsed_id,
+        error: ErrorObject {
+            code: ferry_protocol::ErrorCode(code),
+            message,
+            data,
+        },
+    })
+}
+
+/// The transports.
+pub(crate) enum Transport {
+    Http(http::HttpTransport),
+    Stdio(Box<stdio::StdioTransport>),
+}
+
+impl Transport {
+    /// Sends a request.
+    pub(crate) async fn start(&self, out: Outgoing) -> Result<Exchange> {
+        match self {
+            Transport::Http(t) => t.start(out),
+            Transport::Stdio(t) => t.start(out).await,
+        }
+    }
+
+    /// Sends a notification.
+    pub(crate) async fn notify(&self, body: Vec<u8>, headers: Vec<(String, String)>) -> Result<()> {
+        match self {
+            Transport::Http(t) => t.post_no_answer(body, headers).await,
+            Transport::Stdio(t) => t.write(body).await,
+        }
+    }
+
+    /// Sends a JSON-RPC response to a legacy server's request.
+    pub(crate) async fn respond(
+        &self,
+        body: Vec<u8>,
+        headers: Vec<(String, String)>,
+    ) -> Result<()> {
+        self.notify(body, headers).await
+    }
+
+    /// Closes the connection (stdio: ends the server process as the spec says).
+    pub(crate) async fn close(&self) -> Result<()> {
+        match self {
+            Transport::Http(t) => t.close().await,
+            Transport::Stdio(t) => t.close().await,
+        }
+    }
+
+    /// Whether this is Streamable HTTP.
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self, Transport::Http(_))
+    }
+
+    /// A name for the server when it does not describe itself.
+    pub(crate) fn label(&self) -> String {
+        match self {
+            Transport::Http(t) => t.label(),
+            Transport::Stdio(t) => t.label(),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! The client in the legacy era (2025-11-25) against ferry-everything, which serves
+//! legacy sessions too: `initialize`, server requests answered through the same input
+//! handler, progress, and notifications on the session.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use common::{everything, everything_stdio, text};
+use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
+use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
+use ferry_client::{
+    CallOptions, Client, ClientBuilder, Era, EraMode, FnHandler, ServerNotification,
+};
+use serde_json::json;
+
+fn confirm_and_pick() -> FnHandler {
+    FnHandler::new().on_form(|form| {
+        let field = form.fields().next().expect("a field").name.to_owned();
+        let value = match field.as_str() {
+            "aspect_ratio" => ElicitValue::String("9:16".into()),
+            _ => ElicitValue::Bool(true),
+        };
+        assert!(
+            form.context.key.is_none(),
+            "legacy questions have no MRTR key"
+        );
+        async move { ElicitResult::accept(BTreeMap::from([(field, value)])) }
+    })
+}
+
+async fn exercise(builder: ClientBuilder) -> Client {
+    let client = builder
+        .era(EraMode::Legacy)
+        .input_handler(confirm_and_pick())
+        .build()
+        .await
+        .expect("initialize");
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    assert_eq!(
+        client.server_info().expect("server info").name,
+        "ferry-everything"
+    );
+    let d = client.discover().await.expect("discover from initialize");
+    assert_eq!(d.supported_versions, ["2025-11-25"]);
+
+    let tools = client.list_tools().await.expect("tools");
+    assert!(tools.iter().any(|t| t.name == "confirm_delete"));
+    let r = client
+        .call_tool("echo", json!({"text": "legacy"}))
+        .await
+        .expect("echo");
+    assert_eq!(text(&r), "legacy");
+    let r = client
+        .call_tool("confirm_delete", json!({"path": "/l"}))
+        .await
+        .expect("confirm_delete");
+    assert_eq!(text(&r), "Deleted /l");
+    let r = client
+        .call_tool("generate_image", json!({"prompt": "sky"}))
+        .await
+        .expect("generate_image");
+    assert!(text(&r).contains("9:16"), "{}", text(&r));
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let opts = CallOptions::new().on_progress(move |p| log.lock().unwrap().push(p.progress));
+    client
+        .call_tool_with("test_tool_with_progress", json!({}), &opts)
+        .await
+        .expect("progress");
+    assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0]);
+
+    let r = client
+        .read_resource("test://static-text")
+        .await
+        .expect("read");
+    assert_eq!(r.contents.len(), 1);
+    client
+}
+
+#[tokio::test]
+async fn legacy_over_http() {
+    let server = everything(100).await;
+    let started = std::time::Instant::now();
+    let client = exercise(Client::builder().http(&server.url)).await;
+    assert_eq!(
+        server.count("server/discover"),
+        0,
+        "no probe when told the era"
+    );
+    client.close().await.expect("close");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn legacy_over_stdio() {
+    let client = exercise(Client::builder().stdio(everything_stdio(&[]))).await;
+    let mut sub = client
+        .listen(SubscriptionFilter::new().with_tools_list_changed())
+        .await
+        .expect("listen");
+    assert!(sub.id().is_none());
+    assert!(sub.granted().wants_tools_list_changed());
+    client
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .expect("trigger");
+    let n = tokio::time::timeout(Duration::from_secs(5), sub.recv())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(n, ServerNotification::ToolsListChanged);
+    drop(sub);
+    client.close().await.expect("close");
+}

@@ -1,0 +1,271 @@
+//! The client against the `ferry-everything --stdio` binary (see `common` for how the
+//! binary is found and built).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{everything_stdio, text};
+use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
+use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
+use ferry_client::{CallOptions, Client, Era, Error, FnHandler, ServerNotification, StdioOptions};
+use serde_json::json;
+
+async fn connect(extra: &[&str], handler: FnHandler) -> Client {
+    Client::builder()
+        .stdio(everything_stdio(extra))
+        .input_handler(handler)
+        .build()
+        .await
+        .expect("connect over stdio")
+}
+
+#[tokio::test]
+async fn discover_and_echo() {
+    let client = connect(&[], FnHandler::new()).await;
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.server_info().expect("info").name, "ferry-everything");
+    let d = client.discover().await.expect("discover");
+    assert!(d.supports("2026-07-28"));
+    let r = client
+        .call_tool("echo", json!({"text": "over stdio"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), "over stdio");
+    let started = Instant::now();
+    client.close().await.expect("close");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "the server exits when stdin closes"
+    );
+    let err = client
+        .call_tool("echo", json!({"text": "x"}))
+        .await
+        .expect_err("closed");
+    assert!(matches!(err, Error::Closed), "{err:?}");
+}
+
+#[tokio::test]
+async fn list_tools_follows_pages() {
+    let client = connect(&["--page-size", "3"], FnHandler::new()).await;
+    let first = client.list_tools_page(None).await.expect("page");
+    assert_eq!(first.tools.len(), 3);
+    assert!(first.next_cursor.is_some());
+    let all = client.list_tools().await.expect("all");
+    assert!(all.len() > 6);
+    assert!(all.iter().any(|t| t.name == "generate_image"));
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn confirm_delete_accept_decline_cancel() {
+    let handler = FnHandler::new().on_form(|form| {
+        let path_in_message = form.message.contains("/a") || form.message.contains("/b");
+        let action = if form.message.contains("/a") {
+            "accept"
+        } else if form.message.contains("/b") {
+            "decline"
+        } else {
+            "cancel"
+        };
+        assert!(path_in_message || form.message.contains("/c"));
+        async move {
+            match action {
+                "accept" => ElicitResult::accept(BTreeMap::from([(
+                    "confirm".to_owned(),
+                    ElicitValue::Bool(true),
+                )])),
+                "decline" => ElicitResult::decline(),
+                _ => ElicitResult::cancel(),
+            }
+        }
+    });
+    let client = connect(&[], handler).await;
+    for (path, expected) in [("/a", "Deleted /a"), ("/b", "Kept /b"), ("/c", "Cancelled")] {
+        let r = client
+            .call_tool("confirm_delete", json!({"path": path}))
+            .await
+            .expect("call");
+        assert_eq!(text(&r), expected);
+    }
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn generate_image_answers_two_questions_in_one_round() {
+    let count = Arc::new(Mutex::new(0));
+    let seen = count.clone();
+    let handler = FnHandler::new().on_form(move |form| {
+        *seen.lock().unwrap() += 1;
+        let field = form.fields().next().expect("field").name.to_owned();
+        let value = match field.as_str() {
+            "aspect_ratio" => ElicitValue::String("16:9".into()),
+            _ => ElicitValue::Bool(true),
+        };
+        async move { ElicitResult::accept(BTreeMap::from([(field, value)])) }
+    });
+    let client = connect(&[], handler).await;
+    let r = client
+        .call_tool("generate_image", json!({"prompt": "waves"}))
+        .await
+        .expect("call");
+    assert!(text(&r).contains("16:9"));
+    assert_eq!(*count.lock().unwrap(), 2);
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn progress_reaches_the_callback() {
+    let client = connect(&[], FnHandler::new()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let opts = CallOptions::new().on_progress(move |p| log.lock().unwrap().push(p.progress));
+    client
+        .call_tool_with("test_tool_with_progress", json!({}), &opts)
+        .await
+        .expect("call");
+    assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0]);
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn timeout_cancels_and_the_connection_stays_usable() {
+    let client = connect(&[], FnHandler::new()).await;
+    let opts = CallOptions::new().timeout(Duration::from_millis(30));
+    let err = client
+        .call_tool_with("test_tool_with_progress", json!({}), &opts)
+        .await
+        .expect_err("too slow");
+    assert!(err.is_timeout(), "{err:?}");
+    // The cancelled request's late messages are ignored; the next call works.
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let r = client
+        .call_tool("echo", json!({"text": "still here"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), "still here");
+    client.close().await.expect("close");
+}
+
+#[tokio::test]
+async fn subscriptions_are_demultiplexed() {
+    let client = connect(&[], FnHandler::new()).await;
+    let mut tools = client
+        .listen(SubscriptionFilter::new().with_tools_list_changed())
+        .await
+        .expect("listen tools");
+    let mut prompts = client
+        .listen(SubscriptionFilter::new().with_prompts_list_changed())
+        .await
+        .expect("listen prompts");
+    assert_ne!(tools.id(), prompts.id());
+    client
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .expect("trigger");
+    let n = tokio::time::timeout(Duration::from_secs(5), tools.recv())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(n, ServerNotification::ToolsListChanged);
+    client
+        .call_tool("test_trigger_prompt_change", json!({}))
+        .await
+        .expect("trigger");
+    let n = tokio::time::timeout(Duration::from_secs(5), prompts.recv())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(n, ServerNotification::PromptsListChanged);
+    assert!(
+        tokio::time::timeout(Duration::from_millis(200), tools.recv())
+            .await
+            .is_err(),
+        "the tools subscription got nothing else"
+    );
+    drop(tools);
+    drop(prompts);
+    let r = client
+        .call_tool("echo", json!({"text": "after"}))
+        .await
+        .expect("call");
+    assert_eq!(text(&r), "after");
+    client.close().await.expect("close");
+}
+
+/// A process that never answers, ignores the end of its stdin and writes its pid to a
+/// file; with `ignore_term` it also ignores SIGTERM.
+fn stubborn(pid_file: &std::path::Path, ignore_term: bool) -> tokio::process::Command {
+    let script = format!(
+        "import os, signal, sys, time\n{}open({:?}, 'w').write(str(os.getpid()))\ntime.sleep(60)\n",
+        if ignore_term {
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"
+        } else {
+            ""
+        },
+        pid_file.display().to_string()
+    );
+    let mut cmd = tokio::process::Command::new("python3");
+    cmd.arg("-c").arg(script);
+    cmd
+}
+
+#[cfg(unix)]
+async fn shutdown_escalates(ignore_term: bool) {
+    if std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipping: python3 is not installed");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!(
+        "ferry-client-stdio-{}-{ignore_term}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let pid_file = dir.join("pid");
+    let options = StdioOptions {
+        exit_grace: Duration::from_millis(200),
+        term_grace: Duration::from_millis(200),
+        ..StdioOptions::default()
+    };
+    let started = Instant::now();
+    let err = Client::builder()
+        .stdio(stubborn(&pid_file, ignore_term))
+        .stdio_options(options)
+        .probe_timeout(Duration::from_millis(500))
+        .timeout(Duration::from_millis(300))
+        .build()
+        .await
+        .expect_err("the server never answers");
+    assert!(err.is_timeout(), "{err:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    let pid = std::fs::read_to_string(&pid_file).expect("pid written");
+    assert!(
+        !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+        "the server process is gone"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn shutdown_sends_sigterm_when_stdin_eof_is_ignored() {
+    shutdown_escalates(false).await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn shutdown_kills_when_sigterm_is_ignored() {
+    shutdown_escalates(true).await;
+}

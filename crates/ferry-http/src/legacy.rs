@@ -1,0 +1,313 @@
+//! 2025-11-25 sessions over HTTP: the `GET` stream, `DELETE`, and SSE streams with event
+//! ids that a client can resume with `Last-Event-ID` after a disconnect (2025-11-25
+//! transports: "Resumability and Redelivery"). In that revision a disconnect is not a
+//! cancellation, so a session's handler keeps running and its messages wait, within a
+//! bounded window, for the client to come back.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::{BufMut, Bytes, BytesMut};
+use ferry_protocol::ErrorCode;
+use ferry_server::{Outbound, PendingCall, Reply, Server, Session};
+use http::header::{CACHE_CONTROL, CONTENT_TYPE};
+use http::{HeaderMap, HeaderValue, Response, StatusCode};
+use parking_lot::Mutex;
+use tokio::sync::mpsc;
+
+use crate::body::McpBody;
+
+/// Events kept per stream for resumption.
+const WINDOW: usize = 256;
+/// Streams kept per session.
+const STREAMS_PER_SESSION: usize = 64;
+/// How long a finished stream stays resumable.
+const LINGER: Duration = Duration::from_secs(60);
+
+/// One event of a stream: its sequence number, its message, and whether it is the
+/// request's final response.
+type Event = (u64, Bytes, bool);
+
+struct StreamLog {
+    events: VecDeque<(u64, Bytes)>,
+    next_seq: u64,
+    live: Option<mpsc::Sender<Event>>,
+    finished: Option<Instant>,
+}
+
+impl StreamLog {
+    fn new() -> Self {
+        StreamLog {
+            events: VecDeque::new(),
+            next_seq: 1,
+            live: None,
+            finished: None,
+        }
+    }
+
+    fn push(&mut self, data: Bytes, last: bool) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        if self.events.len() == WINDOW {
+            self.events.pop_front();
+        }
+        self.events.push_back((seq, data.clone()));
+        if let Some(tx) = &self.live {
+            if tx.try_send((seq, data, last)).is_err() {
+                // The reader is gone or slow: it resumes from the log.
+                self.live = None;
+            }
+        }
+        seq
+    }
+}
+
+#[derive(Default)]
+struct SessionStreams {
+    next: u64,
+    streams: HashMap<u64, StreamLog>,
+}
+
+/// The resumable streams of every live session.
+#[derive(Default)]
+pub(crate) struct Streams {
+    sessions: Mutex<HashMap<String, SessionStreams>>,
+}
+
+impl Streams {
+    fn open(&self, session: &str) -> u64 {
+        let mut all = self.sessions.lock();
+        // Finished streams stay resumable for a while; sessions with none left go.
+        for s in all.values_mut() {
+            s.streams
+                .retain(|_, log| log.finished.is_none_or(|t| t.elapsed() < LINGER));
+        }
+        all.retain(|id, s| id == session || !s.streams.is_empty());
+        let s = all.entry(session.to_owned()).or_default();
+        if s.streams.len() >= STREAMS_PER_SESSION {
+            if let Some(oldest) = s.streams.keys().min().copied() {
+                s.streams.remove(&oldest);
+            }
+        }
+        s.next += 1;
+        let n = s.next;
+        s.streams.insert(n, StreamLog::new());
+        n
+    }
+
+    fn with<R>(&self, session: &str, stream: u64, f: impl FnOnce(&mut StreamLog) -> R) -> Option<R> {
+        let mut all = self.sessions.lock();
+        all.get_mut(session)?.streams.get_mut(&stream).map(f)
+    }
+
+    pub(crate) fn forget(&self, session: &str) {
+        self.sessions.lock().remove(session);
+    }
+}
+
+fn event_bytes(stream: u64, seq: u64, data: &[u8]) -> Bytes {
+    let mut b = BytesMut::with_capacity(data.len() + 48);
+    b.put_slice(format!("id: {stream}-{seq}\nevent: message\ndata: ").as_bytes());
+    b.put_slice(data);
+    b.put_slice(b"\n\n");
+    b.freeze()
+}
+
+fn sse(rx: mpsc::Receiver<Bytes>) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::stream(rx));
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/event-stream"));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    h.insert("x-accel-buffering", HeaderValue::from_static("no"));
+    r
+}
+
+fn json(reply: Reply) -> Response<McpBody> {
+    let mut r = Response::new(McpBody::full(reply.body));
+    *r.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    r
+}
+
+/// Runs a session's request as its own task, so a disconnect does not stop it. The
+/// response is JSON when the handler sends nothing first; otherwise an SSE stream with
+/// resumable event ids.
+pub(crate) async fn run_call(streams: Arc<Streams>, session: Arc<Session>, call: PendingCall) -> Response<McpBody> {
+    let n = streams.open(session.id());
+    let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(32);
+    let (live_tx, mut live_rx) = mpsc::channel::<Event>(64);
+    streams.with(session.id(), n, |log| log.live = Some(live_tx));
+    let task_streams = streams.clone();
+    let sid = session.id().to_owned();
+    tokio::spawn(async move {
+        let mut run = Box::pin(call.run(Outbound::channel(out_tx)));
+        let reply = loop {
+            tokio::select! {
+                biased;
+                Some(msg) = out_rx.recv() => {
+                    task_streams.with(&sid, n, |log| log.push(msg, false));
+                }
+                reply = &mut run => break reply,
+            }
+        };
+        while let Ok(msg) = out_rx.try_recv() {
+            task_streams.with(&sid, n, |log| log.push(msg, false));
+        }
+        task_streams.with(&sid, n, |log| {
+            if !reply.is_cancelled() {
+                log.push(reply.body.clone(), true);
+            }
+            log.finished = Some(Instant::now());
+            log.live = None;
+        });
+    });
+    // The first event decides the response's shape: the final response alone is JSON.
+    let Some((seq, first, last)) = live_rx.recv().await else {
+        // Cancelled without a reply: nothing may be sent for it.
+        let mut r = Response::new(McpBody::empty());
+        *r.status_mut() = StatusCode::ACCEPTED;
+        return r;
+    };
+    if last {
+        return json(Reply {
+            body: first,
+            status: 200,
+        });
+    }
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let _ = tx.try_send(event_bytes(n, seq, &first));
+    tokio::spawn(async move {
+        while let Some((seq, data, _)) = live_rx.recv().await {
+            if tx.send(event_bytes(n, seq, &data)).await.is_err() {
+                break;
+            }
+        }
+    });
+    sse(rx)
+}
+
+/// `GET` on the endpoint: with `Last-Event-ID`, resumes that stream; otherwise opens the
+/// session's standalone stream.
+pub(crate) fn get(streams: &Arc<Streams>, server: &Server, headers: &HeaderMap, keep_alive: Duration) -> Response<McpBody> {
+    let Some(session) = session_from(server, headers) else {
+        return not_found_or_not_allowed(headers);
+    };
+    if let Some(last) = headers
+        .get(ferry_protocol::headers::LAST_EVENT_ID)
+        .and_then(|v| v.to_str().ok())
+    {
+        if let Some((stream, seq)) = last.split_once('-').and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))) {
+            return resume(streams, &session, stream, seq);
+        }
+    }
+    // The standalone stream: server notifications and requests not tied to a request.
+    let n = streams.open(session.id());
+    let (tx, rx) = mpsc::channel::<Bytes>(64);
+    let (session_tx, mut session_rx) = mpsc::channel::<Bytes>(64);
+    session.attach_stream(session_tx);
+    let streams = streams.clone();
+    let sid = session.id().to_owned();
+    let closed = session.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(keep_alive);
+        tick.tick().await;
+        loop {
+            tokio::select! {
+                msg = session_rx.recv() => {
+                    let Some(msg) = msg else { break };
+                    let seq = streams.with(&sid, n, |log| log.push(msg.clone(), false)).unwrap_or(0);
+                    if tx.send(event_bytes(n, seq, &msg)).await.is_err() {
+                        break;
+                    }
+                }
+                _ = tick.tick() => {
+                    if tx.send(Bytes::from_static(b":\n\n")).await.is_err() {
+                        break;
+                    }
+                }
+                _ = closed.closed() => break,
+            }
+        }
+        streams.with(&sid, n, |log| log.finished = Some(Instant::now()));
+    });
+    sse(rx)
+}
+
+fn resume(streams: &Arc<Streams>, session: &Arc<Session>, stream: u64, after: u64) -> Response<McpBody> {
+    let (tx, rx) = mpsc::channel::<Bytes>(WINDOW + 64);
+    let (live_tx, mut live_rx) = mpsc::channel::<Event>(64);
+    let found = streams.with(session.id(), stream, |log| {
+        for (seq, data) in log.events.iter().filter(|(s, _)| *s > after) {
+            let _ = tx.try_send(event_bytes(stream, *seq, data));
+        }
+        if log.finished.is_none() {
+            log.live = Some(live_tx);
+        }
+    });
+    if found.is_none() {
+        let mut r = Response::new(McpBody::empty());
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        return r;
+    }
+    tokio::spawn(async move {
+        while let Some((seq, data, _)) = live_rx.recv().await {
+            if tx.send(event_bytes(stream, seq, &data)).await.is_err() {
+                break;
+            }
+        }
+    });
+    sse(rx)
+}
+
+/// `DELETE` on the endpoint: ends the session.
+pub(crate) fn delete(streams: &Streams, server: &Server, headers: &HeaderMap) -> Response<McpBody> {
+    let Some(id) = headers
+        .get(ferry_protocol::headers::SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+    else {
+        return method_not_allowed();
+    };
+    let mut r = Response::new(McpBody::empty());
+    if server.end_session(id) {
+        streams.forget(id);
+        *r.status_mut() = StatusCode::NO_CONTENT;
+    } else {
+        *r.status_mut() = StatusCode::NOT_FOUND;
+    }
+    r
+}
+
+fn session_from(server: &Server, headers: &HeaderMap) -> Option<Arc<Session>> {
+    let id = headers.get(ferry_protocol::headers::SESSION_ID)?.to_str().ok()?;
+    server.session(id)
+}
+
+fn not_found_or_not_allowed(headers: &HeaderMap) -> Response<McpBody> {
+    if headers.contains_key(ferry_protocol::headers::SESSION_ID) {
+        let reply = Reply::error_with_status(
+            None,
+            &ferry_protocol::ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
+            404,
+        );
+        json(reply)
+    } else {
+        method_not_allowed()
+    }
+}
+
+pub(crate) fn method_not_allowed() -> Response<McpBody> {
+    let reply = Reply::error_with_status(
+        None,
+        &ferry_protocol::ErrorObject::new(
+            ErrorCode::INVALID_REQUEST,
+            "Method not allowed: this MCP endpoint accepts POST (and GET or DELETE with a 2025-11-25 session)",
+        ),
+        405,
+    );
+    let mut r = json(reply);
+    r.headers_mut()
+        .insert(http::header::ALLOW, HeaderValue::from_static("POST"));
+    r
+}
