@@ -204,6 +204,22 @@ fn content_tools(b: ServerBuilder) -> ServerBuilder {
             .json_handler(|_: Context, args: Value| async move { Ok(format!("Received: {args}")) }),
     )
     .tool(
+        tool("test_x_mcp_header")
+            .description("Mirrors its region argument into the Mcp-Param-Region header (x-mcp-header)")
+            .input_schema(json!({
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "description": "Where to run", "x-mcp-header": "Region"},
+                    "priority": {"type": "integer", "description": "How urgent", "x-mcp-header": "Priority"},
+                    "query": {"type": "string", "description": "What to run"}
+                },
+                "required": ["region"]
+            }))
+            .json_handler(|_: Context, args: Value| async move {
+                Ok(format!("Ran in {}", args["region"].as_str().unwrap_or_default()))
+            }),
+    )
+    .tool(
         tool("test_trigger_tool_change")
             .description("Adds or removes the tool test_dynamic_tool, so listeners see tools/list_changed")
             .handler(|ctx: Context, _: NoArgs| async move {

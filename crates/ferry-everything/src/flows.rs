@@ -123,11 +123,10 @@ impl Connections {
         let id = random_id();
         let mut flows = self.flows.lock();
         // Bounded: forget the oldest when a flood of unfinished flows piles up.
-        if flows.len() >= 10_000 {
-            if let Some(k) = flows.keys().next().cloned() {
+        if flows.len() >= 10_000
+            && let Some(k) = flows.keys().next().cloned() {
                 flows.remove(&k);
             }
-        }
         flows.insert(
             id.clone(),
             Flow {
