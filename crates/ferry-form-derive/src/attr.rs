@@ -147,9 +147,34 @@ pub(crate) fn container_form(attrs: &[Attribute]) -> syn::Result<ContainerForm> 
     errors.check()?;
     let krate = match krate {
         Some(path) => quote!(#path),
-        None => quote!(::ferry_form),
+        None => default_crate_path(),
     };
     Ok(ContainerForm { krate })
+}
+
+/// Where `ferry_form` is reached from the crate using the derive: directly, or through
+/// the `ferry` facade or `ferry-server`, which re-export it as `form`.
+fn default_crate_path() -> TokenStream {
+    use proc_macro_crate::{FoundCrate, crate_name};
+    let ident = |name: &str| syn::Ident::new(&name.replace('-', "_"), proc_macro2::Span::call_site());
+    match crate_name("ferry-form") {
+        Ok(FoundCrate::Name(name)) => {
+            let name = ident(&name);
+            return quote!(::#name);
+        }
+        Ok(FoundCrate::Itself) => return quote!(::ferry_form),
+        Err(_) => {}
+    }
+    for facade in ["ferry", "ferry-server"] {
+        if let Ok(found) = crate_name(facade) {
+            let name = match found {
+                FoundCrate::Name(name) => ident(&name),
+                FoundCrate::Itself => ident(facade),
+            };
+            return quote!(::#name::form);
+        }
+    }
+    quote!(::ferry_form)
 }
 
 /// A number literal from an attribute, possibly negated.

@@ -141,10 +141,11 @@ where
         );
     }
     // GET and DELETE exist only for 2025-11-25 sessions; everything else is POST.
-    if req.method() == Method::GET && req.headers().contains_key(ferry_protocol::headers::SESSION_ID) {
+    let with_session = server.serves_legacy() && req.headers().contains_key(ferry_protocol::headers::SESSION_ID);
+    if with_session && req.method() == Method::GET {
         return legacy::get(&streams, &server, req.headers(), config.keep_alive);
     }
-    if req.method() == Method::DELETE && req.headers().contains_key(ferry_protocol::headers::SESSION_ID) {
+    if with_session && req.method() == Method::DELETE {
         return legacy::delete(&streams, &server, req.headers());
     }
     if req.method() != Method::POST {

@@ -20,11 +20,15 @@ fn progress_call(id: i64, tool: &str) -> Value {
     msg
 }
 
-/// The endpoint accepts POST only: GET and DELETE get 405 with `Allow: POST`, and a
-/// JSON-RPC error body without id (DIGEST §3.3.9; checklist 31).
+/// A modern-only endpoint accepts POST only: GET and DELETE get 405 with `Allow: POST`,
+/// and a JSON-RPC error body without id, whatever `Mcp-Session-Id` says (DIGEST §3.3.9;
+/// checklist 31).
 #[tokio::test]
 async fn get_and_delete_are_method_not_allowed() {
-    let (s, _) = server();
+    let s = ferry_server::Server::builder("modern", "1")
+        .modern_only()
+        .build()
+        .expect("server builds");
     let run = start(s, HttpConfig::default()).await;
     for method in [Method::GET, Method::DELETE, Method::PUT] {
         let res = run
@@ -42,6 +46,27 @@ async fn get_and_delete_are_method_not_allowed() {
             body.get("id").is_none() && body.get("error").is_some(),
             "{body}"
         );
+    }
+    run.stop().await;
+}
+
+/// A dual-era endpoint (the default) keeps GET and DELETE for 2025-11-25 sessions only:
+/// without a session they get 405, with an unknown session 404 (2025-11-25 transports).
+#[tokio::test]
+async fn dual_era_get_and_delete_need_a_live_session() {
+    let (s, _) = server();
+    let run = start(s, HttpConfig::default()).await;
+    for method in [Method::GET, Method::DELETE] {
+        let res = run.client.call(method.clone()).header("accept", "text/event-stream").send().await;
+        assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        let res = run
+            .client
+            .call(method.clone())
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", "no-such-session")
+            .send()
+            .await;
+        assert_eq!(res.status, StatusCode::NOT_FOUND, "{method}");
     }
     run.stop().await;
 }

@@ -121,17 +121,12 @@ impl<E: Listed> Catalog<E> {
         buf.put_slice(shape.member.as_bytes());
         buf.put_slice(b"\":[");
         let mut last: Option<&str> = None;
-        let mut count = 0;
-        for (key, entry) in iter.by_ref() {
-            if count == shape.page_size {
-                break;
-            }
+        for (count, (key, entry)) in iter.by_ref().take(shape.page_size).enumerate() {
             if count > 0 {
                 buf.put_u8(b',');
             }
             buf.put_slice(entry.definition().get().as_bytes());
             last = Some(key);
-            count += 1;
         }
         buf.put_u8(b']');
         let more = match last {

@@ -25,6 +25,13 @@ use crate::run::{Base, CallKind, PendingCall, Streaming};
 use crate::server::Server;
 use crate::session::Session;
 
+/// A resource's read handler, template variables and caching hints.
+pub(crate) type ReadTarget = (
+    Arc<dyn crate::resource::ReadHandler>,
+    BTreeMap<String, String>,
+    crate::resource::CacheHint,
+);
+
 /// What the transport knows about a request besides its body.
 #[derive(Debug, Default, Clone)]
 pub struct RequestEnv {
@@ -38,6 +45,8 @@ pub struct RequestEnv {
 }
 
 /// What to do with one incoming message.
+// Moved once per request; boxing the large variant would add an allocation to every call.
+#[allow(clippy::large_enum_variant)]
 pub enum Handled {
     /// Send this response now.
     Reply(Reply),
@@ -404,7 +413,7 @@ impl Server {
     pub(crate) fn find_resource(
         &self,
         uri: &str,
-    ) -> Option<(Arc<dyn crate::resource::ReadHandler>, BTreeMap<String, String>, crate::resource::CacheHint)> {
+    ) -> Option<ReadTarget> {
         let inner = &*self.inner;
         if let Some(entry) = inner.resources.get(uri) {
             return Some((entry.handler.clone(), BTreeMap::new(), entry.cache.unwrap_or(inner.read_cache)));

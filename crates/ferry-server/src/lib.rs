@@ -76,6 +76,7 @@ pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 
+pub use ferry_form as form;
 pub use ferry_form::{Form, FormEnum};
 pub use ferry_protocol as protocol;
 pub use ferry_state as state;

@@ -73,14 +73,13 @@ fn dialect(uri: &str) -> Option<Draft> {
 /// "additionalProperties":false}` as the spec recommends.
 pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
     let mut schema = schema_for::<T>();
-    if let Value::Object(map) = &mut schema {
-        if map.get("type") != Some(&json!("object")) {
+    if let Value::Object(map) = &mut schema
+        && map.get("type") != Some(&json!("object")) {
             if map.get("type") == Some(&json!("null")) || map.is_empty() {
                 return json!({"type": "object", "additionalProperties": false});
             }
             map.insert("type".into(), json!("object"));
         }
-    }
     schema
 }
 

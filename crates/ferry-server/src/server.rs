@@ -127,6 +127,12 @@ impl Server {
         &self.inner.info
     }
 
+    /// Whether the server also serves 2025-11-25 clients (the default; see
+    /// [`ServerBuilder::modern_only`]).
+    pub fn serves_legacy(&self) -> bool {
+        self.inner.legacy
+    }
+
     /// The capabilities `server/discover` advertises.
     pub fn capabilities(&self) -> &ServerCapabilities {
         &self.inner.capabilities
@@ -456,13 +462,13 @@ impl ServerBuilder {
             || templates.iter().any(|t| !t.completers.is_empty());
 
         let capabilities = ServerCapabilities {
-            tools: has_tools.then(|| ListChangedCapability {
+            tools: has_tools.then_some(ListChangedCapability {
                 list_changed: Some(true),
             }),
-            prompts: has_prompts.then(|| ListChangedCapability {
+            prompts: has_prompts.then_some(ListChangedCapability {
                 list_changed: Some(true),
             }),
-            resources: has_resources.then(|| ResourcesCapability {
+            resources: has_resources.then_some(ResourcesCapability {
                 subscribe: Some(true),
                 list_changed: Some(true),
             }),

@@ -233,11 +233,10 @@ impl Session {
     /// Sends a message on the standalone stream, or keeps it (bounded) until one opens.
     pub(crate) fn send_standalone(&self, msg: Bytes) {
         let tx = self.standalone.lock().clone();
-        if let Some(tx) = tx {
-            if tx.try_send(msg.clone()).is_ok() {
+        if let Some(tx) = tx
+            && tx.try_send(msg.clone()).is_ok() {
                 return;
             }
-        }
         let mut b = self.backlog.lock();
         if b.len() >= BACKLOG {
             b.pop_front();

@@ -135,11 +135,10 @@ impl UriTemplate {
                     rest = "";
                 }
             }
-            if let Some(Part::Literal(l)) = parts.last() {
-                if l.contains('}') {
+            if let Some(Part::Literal(l)) = parts.last()
+                && l.contains('}') {
                     return Err(err("unmatched '}'"));
                 }
-            }
         }
         Ok(UriTemplate {
             source: template.to_owned(),
