@@ -16,10 +16,11 @@ use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
 #[derive(Parser, Debug)]
 #[command(name = "ferry-everything", version, about)]
 struct Args {
-    /// Serve Streamable HTTP at this address (endpoint /mcp), e.g. 127.0.0.1:3000.
-    #[arg(long, value_name = "ADDR", conflicts_with = "stdio")]
+    /// Serve Streamable HTTP at this address (endpoint /mcp), e.g. 127.0.0.1:3000. With
+    /// --stdio too, HTTP serves the same server and its connect page alongside stdio.
+    #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// Serve on stdin and stdout.
+    /// Serve on stdin and stdout (until stdin ends).
     #[arg(long)]
     stdio: bool,
     /// Accept `Authorization: Bearer TOKEN` as user NAME (repeatable; for development).
@@ -89,7 +90,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         public_url,
         page_size: args.page_size,
     })?;
-    if args.stdio {
+    if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;
         return Ok(());
     }
@@ -113,11 +114,22 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let listener = listener.tap_io(|tcp| {
         let _ = tcp.set_nodelay(true);
     });
-    axum::serve(listener, app.into_make_service())
-        .with_graceful_shutdown(async move {
-            ferry_http::shutdown_signal().await;
-            server.shutdown();
-        })
-        .await?;
+    let http = axum::serve(listener, app.into_make_service());
+    if args.stdio {
+        // Both: the page (and MCP) over HTTP in the background, MCP on stdio until stdin
+        // ends, which ends the process.
+        tokio::spawn(async move {
+            if let Err(e) = http.await {
+                tracing::warn!(error = %e, "HTTP server stopped");
+            }
+        });
+        ferry_stdio::serve_stdio(server).await?;
+        return Ok(());
+    }
+    http.with_graceful_shutdown(async move {
+        ferry_http::shutdown_signal().await;
+        server.shutdown();
+    })
+    .await?;
     Ok(())
 }
