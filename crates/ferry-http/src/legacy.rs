@@ -53,12 +53,11 @@ impl StreamLog {
             self.events.pop_front();
         }
         self.events.push_back((seq, data.clone()));
-        if let Some(tx) = &self.live {
-            if tx.try_send((seq, data, last)).is_err() {
+        if let Some(tx) = &self.live
+            && tx.try_send((seq, data, last)).is_err() {
                 // The reader is gone or slow: it resumes from the log.
                 self.live = None;
             }
-        }
         seq
     }
 }
@@ -85,11 +84,10 @@ impl Streams {
         }
         all.retain(|id, s| id == session || !s.streams.is_empty());
         let s = all.entry(session.to_owned()).or_default();
-        if s.streams.len() >= STREAMS_PER_SESSION {
-            if let Some(oldest) = s.streams.keys().min().copied() {
+        if s.streams.len() >= STREAMS_PER_SESSION
+            && let Some(oldest) = s.streams.keys().min().copied() {
                 s.streams.remove(&oldest);
             }
-        }
         s.next += 1;
         let n = s.next;
         s.streams.insert(n, StreamLog::new());
@@ -197,11 +195,9 @@ pub(crate) fn get(streams: &Arc<Streams>, server: &Server, headers: &HeaderMap, 
     if let Some(last) = headers
         .get(ferry_protocol::headers::LAST_EVENT_ID)
         .and_then(|v| v.to_str().ok())
-    {
-        if let Some((stream, seq)) = last.split_once('-').and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))) {
+        && let Some((stream, seq)) = last.split_once('-').and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))) {
             return resume(streams, &session, stream, seq);
         }
-    }
     // The standalone stream: server notifications and requests not tied to a request.
     let n = streams.open(session.id());
     let (tx, rx) = mpsc::channel::<Bytes>(64);

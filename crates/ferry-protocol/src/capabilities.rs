@@ -5,10 +5,22 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::common::JsonObject;
+use crate::serde_util::open_struct_deserialize;
+
+open_struct_deserialize!(ClientCapabilities {
+    "experimental" => experimental,
+    "roots" => roots,
+    "sampling" => sampling,
+    "elicitation" => elicitation,
+    "extensions" => extensions,
+});
+open_struct_deserialize!(RootsCapability { "listChanged" => list_changed });
+open_struct_deserialize!(SamplingCapability { "context" => context, "tools" => tools });
+open_struct_deserialize!(ElicitationCapability { "form" => form, "url" => url });
 
 /// What a client can do, declared on every 2026-07-28 request (and once, in `initialize`,
 /// on a 2025-11-25 session).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientCapabilities {
     /// Non-standard capabilities.
@@ -32,7 +44,7 @@ pub struct ClientCapabilities {
 }
 
 /// The roots capability. `listChanged` exists only in 2025-11-25.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RootsCapability {
     /// 2025-11-25 only: the client sends `notifications/roots/list_changed`.
@@ -44,7 +56,7 @@ pub struct RootsCapability {
 }
 
 /// The sampling capability.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SamplingCapability {
     /// The client honours `includeContext` other than `"none"` (deprecated).
@@ -59,7 +71,7 @@ pub struct SamplingCapability {
 }
 
 /// The elicitation capability: which modes the client supports.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ElicitationCapability {
     /// Form mode.

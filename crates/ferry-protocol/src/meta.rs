@@ -1,11 +1,20 @@
 //! `_meta`: reserved keys, the key naming rules, and the per-request metadata every
 //! 2026-07-28 request carries (DIGEST §2.4).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::capabilities::ClientCapabilities;
 use crate::common::{Implementation, ProgressToken};
+use crate::serde_util::open_struct_deserialize;
+
+open_struct_deserialize!(RequestMeta {
+    "io.modelcontextprotocol/protocolVersion" => protocol_version,
+    "io.modelcontextprotocol/clientCapabilities" => client_capabilities,
+    "io.modelcontextprotocol/clientInfo" => client_info,
+    "io.modelcontextprotocol/logLevel" => log_level,
+    "progressToken" => progress_token,
+});
 
 /// A `_meta` object.
 pub type Meta = Map<String, Value>;
@@ -32,7 +41,7 @@ pub const RELATED_TASK: &str = "io.modelcontextprotocol/related-task";
 /// `protocol_version` and `client_capabilities` are required in 2026-07-28; they are
 /// `Option` here so a server can answer their absence with the spec's error (-32602, HTTP
 /// 400) rather than a generic parse failure.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct RequestMeta {
     /// `io.modelcontextprotocol/protocolVersion`.
     #[serde(

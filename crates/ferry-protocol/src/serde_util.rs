@@ -30,3 +30,42 @@ pub(crate) fn compact_f64_opt<S: Serializer>(v: &Option<f64>, s: S) -> Result<S:
 pub(crate) fn any_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
     Value::deserialize(d).map(Some)
 }
+
+/// Implements `Deserialize` for a struct whose known members are typed and whose other
+/// members land in an `other` map, without `#[serde(flatten)]` (which buffers every member
+/// and re-parses it: these types are read on every request).
+macro_rules! open_struct_deserialize {
+    ($ty:ident { $($json:literal => $field:ident),* $(,)? }) => {
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl<'de> ::serde::de::Visitor<'de> for V {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("a ", stringify!($ty), " object"))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
+                        let mut out = $ty::default();
+                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
+                            match key.as_ref() {
+                                $($json => {
+                                    if out.$field.is_some() {
+                                        return Err(::serde::de::Error::duplicate_field($json));
+                                    }
+                                    out.$field = map.next_value()?;
+                                })*
+                                _ => {
+                                    let value: ::serde_json::Value = map.next_value()?;
+                                    out.other.insert(key.into_owned(), value);
+                                }
+                            }
+                        }
+                        Ok(out)
+                    }
+                }
+                d.deserialize_map(V)
+            }
+        }
+    };
+}
+pub(crate) use open_struct_deserialize;

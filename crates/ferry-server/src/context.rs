@@ -39,9 +39,7 @@ pub struct Context {
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
     pub(crate) method: &'static str,
-    pub(crate) version: ProtocolVersion,
-    pub(crate) meta: RequestMeta,
-    pub(crate) capabilities: ClientCapabilities,
+    pub(crate) checked: Arc<crate::params::Checked>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) principal: Option<Principal>,
     pub(crate) outbound: Outbound,
@@ -71,22 +69,22 @@ impl Context {
 
     /// The protocol revision of this request.
     pub fn protocol_version(&self) -> ProtocolVersion {
-        self.inner.version
+        self.inner.checked.version
     }
 
     /// The request's `_meta`, as sent.
     pub fn meta(&self) -> &RequestMeta {
-        &self.inner.meta
+        &self.inner.checked.meta
     }
 
     /// The client capabilities declared on this request.
     pub fn client_capabilities(&self) -> &ClientCapabilities {
-        &self.inner.capabilities
+        &self.inner.checked.capabilities
     }
 
     /// The client's self-description, if it sent one. Unverified: display and logs only.
     pub fn client_info(&self) -> Option<&Implementation> {
-        self.inner.meta.client_info.as_ref()
+        self.inner.checked.meta.client_info.as_ref()
     }
 
     /// The authenticated principal, set by an authentication layer; `None` without one.
@@ -119,7 +117,7 @@ impl Context {
     /// Reports progress, if the client asked for it with a `progressToken`. `progress`
     /// must grow with every call; a value that does not is dropped (DIGEST §7.8).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
-        let Some(token) = &self.inner.meta.progress_token else {
+        let Some(token) = &self.inner.checked.meta.progress_token else {
             return;
         };
         {
@@ -220,7 +218,7 @@ impl Context {
     #[allow(deprecated)]
     pub fn sample(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
         deprecation::warn_once(deprecation::Feature::Sampling);
-        Ask::new(self.clone(), crate::ask::sampling_spec(params, &self.inner.capabilities))
+        Ask::new(self.clone(), crate::ask::sampling_spec(params, &self.inner.checked.capabilities))
     }
 
     /// Asks the client for its roots.

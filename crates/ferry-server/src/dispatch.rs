@@ -233,7 +233,7 @@ impl Server {
         let base = |checked| Base {
             server: self.clone(),
             id: id.clone(),
-            checked,
+            checked: Arc::new(checked),
             principal: env.principal.clone(),
             session: None,
         };

@@ -30,12 +30,25 @@ pub(crate) struct Bound<'a> {
     pub(crate) principal: Option<&'a str>,
     pub(crate) method: &'static str,
     pub(crate) target: &'a str,
-    pub(crate) args: String,
+    /// The request's salient params; digested only when a state is opened or issued.
+    pub(crate) args: &'a Value,
+    pub(crate) digest: std::sync::OnceLock<String>,
 }
 
-impl Bound<'_> {
+impl<'a> Bound<'a> {
+    pub(crate) fn new(principal: Option<&'a str>, method: &'static str, target: &'a str, args: &'a Value) -> Self {
+        Bound {
+            principal,
+            method,
+            target,
+            args,
+            digest: std::sync::OnceLock::new(),
+        }
+    }
+
     fn binding(&self) -> Binding<'_> {
-        Binding::new(self.method, self.target, &self.args).with_principal(self.principal)
+        let digest = self.digest.get_or_init(|| ferry_state::digest_args(self.args));
+        Binding::new(self.method, self.target, digest).with_principal(self.principal)
     }
 }
 

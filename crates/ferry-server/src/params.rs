@@ -15,7 +15,7 @@ use serde_json::value::RawValue;
 #[derive(Debug, Default, Deserialize)]
 pub(crate) struct Params<'a> {
     #[serde(rename = "_meta", default)]
-    pub(crate) meta: Option<RequestMeta>,
+    pub(crate) meta: Option<Box<RequestMeta>>,
     #[serde(default, borrow)]
     pub(crate) name: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
@@ -76,7 +76,7 @@ pub(crate) struct Checked {
 /// Checks `_meta` of a 2026-07-28 request: version and capabilities present (-32602,
 /// HTTP 400), version supported (-32022), log level known (-32602).
 pub(crate) fn check_meta(
-    meta: Option<RequestMeta>,
+    meta: Option<Box<RequestMeta>>,
     supported: &[ProtocolVersion],
     supported_strs: &[&str],
 ) -> Result<Checked, (ErrorObject, u16)> {
@@ -126,6 +126,6 @@ pub(crate) fn check_meta(
         version,
         capabilities,
         log_level,
-        meta,
+        meta: *meta,
     })
 }

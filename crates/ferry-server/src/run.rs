@@ -10,7 +10,6 @@ use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::result::ResultType;
 use ferry_protocol::tools::CallToolResult;
 use ferry_protocol::{ErrorCode, ErrorObject};
-use ferry_state::digest_args;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -53,7 +52,7 @@ pub struct PendingCall {
 pub(crate) struct Base {
     pub(crate) server: Server,
     pub(crate) id: RequestId,
-    pub(crate) checked: Checked,
+    pub(crate) checked: Arc<Checked>,
     pub(crate) principal: Option<Principal>,
     pub(crate) session: Option<Arc<Session>>,
 }
@@ -164,9 +163,7 @@ impl Base {
         Context::new(ContextInner {
             id: self.id.clone(),
             method,
-            version: self.checked.version,
-            meta: self.checked.meta.clone(),
-            capabilities: self.checked.capabilities.clone(),
+            checked: self.checked.clone(),
             log_level: match &self.session {
                 Some(s) => s.log_level(),
                 None => self.checked.log_level,
@@ -212,13 +209,8 @@ impl Base {
         (!self.legacy()).then_some(ResultType::Complete)
     }
 
-    fn bound<'a>(&'a self, method: &'static str, target: &'a str, args: &Value) -> Bound<'a> {
-        Bound {
-            principal: self.principal.as_ref().map(Principal::id),
-            method,
-            target,
-            args: digest_args(args),
-        }
+    fn bound<'a>(&'a self, method: &'static str, target: &'a str, args: &'a Value) -> Bound<'a> {
+        Bound::new(self.principal.as_ref().map(Principal::id), method, target, args)
     }
 
     /// Runs a handler through the MRTR engine (modern) or with live asks (2025-11-25).
@@ -437,4 +429,10 @@ async fn run_complete(
         result["resultType"] = json!("complete");
     }
     Reply::result(&base.id, &result, base.meta_bytes())
+}
+
+/// Transports drive calls on multi-threaded runtimes: the future must stay `Send`.
+#[allow(dead_code)]
+fn run_future_is_send(call: PendingCall) -> impl Future<Output = Reply> + Send {
+    call.run(Outbound::none())
 }
