@@ -29,17 +29,30 @@ async fn context(inner: &Inner, origin: Option<AskOrigin>, key: Option<&str>) ->
     }
 }
 
+/// One round's answers, and the keys of the requests the client did not answer (sampling
+/// or roots refused by the user, or never declared).
+pub(crate) struct Answers {
+    pub(crate) responses: InputResponses,
+    pub(crate) unanswered: Vec<(String, &'static str)>,
+}
+
 /// Answers every input request of one round, one after the other in key order. Requests
-/// the client cannot answer are left out (the server may ask again).
+/// the client cannot answer are left out and listed in [`Answers::unanswered`].
 pub(crate) async fn input_requests(
     inner: &Inner,
     requests: &InputRequests,
     origin: Option<AskOrigin>,
-) -> InputResponses {
-    let mut out = InputResponses::new();
+) -> Answers {
+    let mut out = Answers {
+        responses: InputResponses::new(),
+        unanswered: Vec::new(),
+    };
     for (key, request) in requests {
-        if let Some(v) = input_request(inner, key, request, origin.clone()).await {
-            out.insert(key.clone(), v);
+        match input_request(inner, key, request, origin.clone()).await {
+            Some(v) => {
+                out.responses.insert(key.clone(), v);
+            }
+            None => out.unanswered.push((key.clone(), request.method())),
         }
     }
     out

@@ -116,6 +116,15 @@ pub enum Error {
         /// The limit, in bytes.
         limit: usize,
     },
+    /// The input handler refused (or the client never declared) a sampling or roots
+    /// request the call needed, so the call stops there.
+    #[error("the call needs {method} ({key:?}), which was refused")]
+    InputRefused {
+        /// The key of the input request.
+        key: String,
+        /// Its method: `sampling/createMessage` or `roots/list`.
+        method: String,
+    },
     /// The server kept asking for input past the configured number of rounds.
     #[error("the server asked for input {rounds} times without finishing")]
     TooManyRounds {

@@ -142,6 +142,26 @@ async fn without_a_handler_the_elicitation_is_refused_by_the_server() {
     assert_eq!(rpc.http_status, Some(400));
 }
 
+/// A refused sampling request ends the call at once with a clear error: nothing waits on
+/// the server's side, and retrying would only repeat the question (mrtr.mdx client rules).
+#[tokio::test]
+async fn a_refused_sampling_request_ends_the_call() {
+    let server = everything(100).await;
+    let refuses = FnHandler::new().on_sampling(false, |_| async { None });
+    let client = client_with(&server.url, refuses).await;
+    let err = client
+        .call_tool("test_input_required_result_sampling", json!({}))
+        .await
+        .expect_err("refused");
+    match err {
+        Error::InputRefused { key, method } => {
+            assert_eq!((key.as_str(), method.as_str()), ("capital_question", "sampling/createMessage"));
+        }
+        other => panic!("unexpected {other}"),
+    }
+    assert_eq!(server.count("tools/call"), 1, "no retry after a refusal");
+}
+
 #[tokio::test]
 async fn generate_image_answers_two_questions_in_one_round() {
     let server = everything(100).await;
