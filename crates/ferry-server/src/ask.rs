@@ -7,18 +7,23 @@
 //! (DIGEST §4, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
 //! a later round never asks again.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::any::TypeId;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, OnceLock};
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
 
 use ferry_form::{Form, FormSchema};
 use ferry_protocol::capabilities::required;
-use ferry_protocol::elicitation::{ElicitAction, ElicitResult};
+use ferry_protocol::elicitation::ElicitAction;
+use parking_lot::RwLock;
 use ferry_protocol::roots::{ListRootsResult, Root};
 #[allow(deprecated)]
 use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use ferry_protocol::{ClientCapabilities, ErrorObject};
+use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::context::Context;
@@ -139,7 +144,7 @@ impl AskKind {
 /// What one ask sends: the `InputRequest` payload.
 #[derive(Clone, Debug)]
 pub(crate) enum AskSpec {
-    Form { message: String, schema: FormSchema },
+    Form { message: String, schema: Arc<FormSchema> },
     Url { message: String, url: String },
     Sampling(Value),
     Roots,
@@ -157,21 +162,60 @@ impl AskSpec {
         }
     }
 
-    /// The `InputRequest` object (`{method, params}`).
-    pub(crate) fn to_input_request(&self) -> Value {
-        match self {
-            AskSpec::Form { message, schema } => json!({
-                "method": "elicitation/create",
-                "params": {"mode": "form", "message": message, "requestedSchema": schema.as_value()}
-            }),
-            AskSpec::Url { message, url } => json!({
-                "method": "elicitation/create",
-                "params": {"mode": "url", "message": message, "url": url}
-            }),
-            AskSpec::Sampling(params) => json!({"method": "sampling/createMessage", "params": params}),
-            AskSpec::Roots => json!({"method": "roots/list", "params": {}}),
-            AskSpec::Invalid(_) => Value::Null,
+    /// The `InputRequest` object (`{method, params}`), serialized with the form's
+    /// properties in their declared order. `legacy` shapes it as a 2025-11-25 request
+    /// body's params: no `mode` on forms, and URL asks carry their `elicitationId`.
+    pub(crate) fn to_input_request(&self, legacy: Option<Option<&str>>) -> Box<RawValue> {
+        #[derive(Serialize)]
+        struct Request<P> {
+            method: &'static str,
+            params: P,
         }
+        #[derive(Serialize)]
+        struct FormParams<'a> {
+            #[serde(skip_serializing_if = "Option::is_none")]
+            mode: Option<&'static str>,
+            message: &'a str,
+            #[serde(rename = "requestedSchema")]
+            requested_schema: &'a FormSchema,
+        }
+        #[derive(Serialize)]
+        struct UrlParams<'a> {
+            mode: &'static str,
+            message: &'a str,
+            url: &'a str,
+            #[serde(rename = "elicitationId", skip_serializing_if = "Option::is_none")]
+            elicitation_id: Option<&'a str>,
+        }
+        let raw = match self {
+            AskSpec::Form { message, schema } => serde_json::value::to_raw_value(&Request {
+                method: "elicitation/create",
+                params: FormParams {
+                    mode: legacy.is_none().then_some("form"),
+                    message,
+                    requested_schema: schema,
+                },
+            }),
+            AskSpec::Url { message, url } => serde_json::value::to_raw_value(&Request {
+                method: "elicitation/create",
+                params: UrlParams {
+                    mode: "url",
+                    message,
+                    url,
+                    elicitation_id: legacy.flatten(),
+                },
+            }),
+            AskSpec::Sampling(params) => serde_json::value::to_raw_value(&Request {
+                method: "sampling/createMessage",
+                params,
+            }),
+            AskSpec::Roots => serde_json::value::to_raw_value(&Request {
+                method: "roots/list",
+                params: json!({}),
+            }),
+            AskSpec::Invalid(_) => serde_json::value::to_raw_value(&Value::Null),
+        };
+        raw.unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 
     /// Refuses the ask when this request's client capabilities do not allow it
@@ -232,40 +276,50 @@ pub struct AskSpecRef<'a>(pub(crate) &'a AskSpec);
 #[doc(hidden)]
 pub struct AnswerProblemRef(pub(crate) AnswerProblem);
 
-fn parse_elicit_result(answer: &Value) -> Result<ElicitResult, AnswerProblemRef> {
-    serde_json::from_value::<ElicitResult>(answer.clone()).map_err(|e| {
-        AnswerProblemRef(AnswerProblem::Malformed(format!(
-            "inputResponses: not an ElicitResult: {e}"
-        )))
-    })
+/// The `action` of an `ElicitResult`, and its `content` when present, read in place.
+fn elicit_answer(answer: &Value) -> Result<(ElicitAction, Option<&Map<String, Value>>), AnswerProblemRef> {
+    let malformed = |m: &str| AnswerProblemRef(AnswerProblem::Malformed(format!("inputResponses: not an ElicitResult: {m}")));
+    let action = match answer.get("action").and_then(Value::as_str) {
+        Some("accept") => ElicitAction::Accept,
+        Some("decline") => ElicitAction::Decline,
+        Some("cancel") => ElicitAction::Cancel,
+        _ => return Err(malformed("action must be accept, decline or cancel")),
+    };
+    let content = match answer.get("content") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(m)) => Some(m),
+        Some(_) => return Err(malformed("content must be an object")),
+    };
+    Ok((action, content))
 }
 
-fn content_map<V: serde::Serialize>(content: Option<impl IntoIterator<Item = (String, V)>>) -> Map<String, Value> {
-    content
-        .map(|c| {
-            c.into_iter()
-                .map(|(k, v)| (k, serde_json::to_value(v).unwrap_or(Value::Null)))
-                .collect()
-        })
-        .unwrap_or_default()
+fn accepted_content<'a>(
+    spec: &'a AskSpecRef<'_>,
+    content: Option<&'a Map<String, Value>>,
+) -> Result<(&'a FormSchema, std::borrow::Cow<'a, Map<String, Value>>), AnswerProblemRef> {
+    let AskSpec::Form { schema, .. } = spec.0 else {
+        return Err(AnswerProblemRef(AnswerProblem::Malformed(
+            "inputResponses: answer does not match its request".into(),
+        )));
+    };
+    let content = match content {
+        Some(c) => std::borrow::Cow::Borrowed(c),
+        None => std::borrow::Cow::Owned(Map::new()),
+    };
+    schema
+        .validate_content(&content)
+        .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
+    Ok((schema, content))
 }
 
 impl<T: Form + Send + 'static> AskOutput for Elicitation<T> {
     fn from_answer(spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
-        let result = parse_elicit_result(answer)?;
-        match result.action {
+        let (action, content) = elicit_answer(answer)?;
+        match action {
             ElicitAction::Decline => Ok(Elicitation::Decline),
             ElicitAction::Cancel => Ok(Elicitation::Cancel),
             ElicitAction::Accept => {
-                let AskSpec::Form { schema, .. } = spec.0 else {
-                    return Err(AnswerProblemRef(AnswerProblem::Malformed(
-                        "inputResponses: answer does not match its request".into(),
-                    )));
-                };
-                let content = content_map(result.content);
-                schema
-                    .validate_content(&content)
-                    .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
+                let (_, content) = accepted_content(spec, content)?;
                 ferry_form::parse_content::<T>(&content)
                     .map(Elicitation::Accept)
                     .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))
@@ -290,21 +344,13 @@ impl FormAnswers {
 
 impl AskOutput for Elicitation<FormAnswers> {
     fn from_answer(spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
-        let result = parse_elicit_result(answer)?;
-        match result.action {
+        let (action, content) = elicit_answer(answer)?;
+        match action {
             ElicitAction::Decline => Ok(Elicitation::Decline),
             ElicitAction::Cancel => Ok(Elicitation::Cancel),
             ElicitAction::Accept => {
-                let AskSpec::Form { schema, .. } = spec.0 else {
-                    return Err(AnswerProblemRef(AnswerProblem::Malformed(
-                        "inputResponses: answer does not match its request".into(),
-                    )));
-                };
-                let content = content_map(result.content);
-                schema
-                    .validate_content(&content)
-                    .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
-                Ok(Elicitation::Accept(FormAnswers(content)))
+                let (_, content) = accepted_content(spec, content)?;
+                Ok(Elicitation::Accept(FormAnswers(content.into_owned())))
             }
         }
     }
@@ -312,7 +358,7 @@ impl AskOutput for Elicitation<FormAnswers> {
 
 impl AskOutput for UrlConsent {
     fn from_answer(_spec: &AskSpecRef<'_>, answer: &Value) -> Result<Self, AnswerProblemRef> {
-        Ok(match parse_elicit_result(answer)?.action {
+        Ok(match elicit_answer(answer)?.0 {
             ElicitAction::Accept => UrlConsent::Accept,
             ElicitAction::Decline => UrlConsent::Decline,
             ElicitAction::Cancel => UrlConsent::Cancel,
@@ -430,25 +476,23 @@ impl<T: AskOutput> Ask<T> {
         // An answer that fails the form's checks is asked again, a few times.
         for _ in 0..3 {
             let (id, rx) = session.register_request();
-            let (method, mut params) = match self.spec.to_input_request() {
-                Value::Object(mut m) => (
-                    m.remove("method").unwrap_or(Value::Null),
-                    m.remove("params").unwrap_or_else(|| json!({})),
-                ),
-                _ => (Value::Null, json!({})),
-            };
-            if let AskSpec::Url { .. } = &self.spec {
-                let elicitation_id = new_elicitation_id();
-                params["elicitationId"] = json!(elicitation_id);
-                ctx.asks().url_ids.insert(key.clone(), elicitation_id);
-            } else if let AskSpec::Form { .. } = &self.spec {
-                // Clients before 2025-11-25 know no `mode`; form is the default anyway.
-                if let Value::Object(p) = &mut params {
-                    p.remove("mode");
+            let elicitation_id = match &self.spec {
+                AskSpec::Url { .. } => {
+                    let e = new_elicitation_id();
+                    ctx.asks().url_ids.insert(key.clone(), e.clone());
+                    Some(e)
                 }
-            }
-            let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            let bytes = bytes::Bytes::from(serde_json::to_vec(&msg).unwrap_or_default());
+                _ => None,
+            };
+            // The request is the input request's `{method, params}` plus the envelope.
+            let request = self.spec.to_input_request(Some(elicitation_id.as_deref()));
+            let body = request.get();
+            let mut msg = Vec::with_capacity(body.len() + 40);
+            msg.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+            msg.extend_from_slice(serde_json::to_string(&id).unwrap_or_default().as_bytes());
+            msg.push(b',');
+            msg.extend_from_slice(&body.as_bytes()[1..]);
+            let bytes = bytes::Bytes::from(msg);
             if ctx.inner().outbound.is_open() {
                 ctx.inner().outbound.send(bytes).await;
             } else {
@@ -638,12 +682,21 @@ fn new_elicitation_id() -> String {
     s
 }
 
-/// Builds a form ask for `T`.
-pub(crate) fn form_spec<T: Form>(message: String) -> AskSpec {
-    AskSpec::Form {
-        message,
-        schema: T::form_schema(),
-    }
+/// Builds a form ask for `T`. Each type's schema is built once per process.
+pub(crate) fn form_spec<T: Form + 'static>(message: String) -> AskSpec {
+    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, Arc<FormSchema>>>> = OnceLock::new();
+    let cache = SCHEMAS.get_or_init(Default::default);
+    let id = TypeId::of::<T>();
+    let cached = cache.read().get(&id).cloned();
+    let schema = match cached {
+        Some(s) => s,
+        None => cache
+            .write()
+            .entry(id)
+            .or_insert_with(|| Arc::new(T::form_schema()))
+            .clone(),
+    };
+    AskSpec::Form { message, schema }
 }
 
 #[allow(deprecated)]

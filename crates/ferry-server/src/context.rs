@@ -191,7 +191,7 @@ impl Context {
             self.clone(),
             AskSpec::Form {
                 message: message.into(),
-                schema,
+                schema: std::sync::Arc::new(schema),
             },
         )
     }

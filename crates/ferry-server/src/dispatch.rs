@@ -32,6 +32,28 @@ pub(crate) type ReadTarget = (
     crate::resource::CacheHint,
 );
 
+/// A request read in one pass: the envelope and the params together.
+#[derive(serde::Deserialize)]
+struct FastRequest<'a> {
+    #[serde(default, borrow)]
+    jsonrpc: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    id: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    method: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    params: Option<Params<'a>>,
+}
+
+/// A request id from its raw JSON: a string or an integer.
+fn parse_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(text).ok().map(RequestId::String),
+        _ => text.parse::<i64>().ok().map(RequestId::Number),
+    }
+}
+
 /// What the transport knows about a request besides its body.
 #[derive(Debug, Default, Clone)]
 pub struct RequestEnv {
@@ -84,6 +106,15 @@ impl Server {
     /// Everything that needs no handler is answered at once; otherwise a
     /// [`PendingCall`] is returned for the transport to drive.
     pub fn handle(&self, body: &[u8], env: RequestEnv) -> Handled {
+        // One pass for well-formed requests; the careful path below finds the id and the
+        // precise error for everything else.
+        if let Ok(msg) = serde_json::from_slice::<FastRequest<'_>>(body) {
+            if let (Some("2.0"), Some(method), Some(raw_id)) = (msg.jsonrpc.as_deref(), &msg.method, msg.id) {
+                if let Some(id) = parse_id(raw_id) {
+                    return self.dispatch(&id, method, msg.params.unwrap_or_default(), env);
+                }
+            }
+        }
         let envelope = match Envelope::parse(body) {
             Ok(e) => e,
             Err(e) => return Handled::Reply(Reply::error(None, &e)),
@@ -97,16 +128,20 @@ impl Server {
                     Ok(p) => p,
                     Err(e) => return Handled::Reply(Reply::error_with_status(Some(&id), &e, 400)),
                 };
-                let handled = if self.is_modern(&params, &env) {
-                    self.request(&id, &method, params, env)
-                } else {
-                    self.legacy_request(&id, &method, params, env)
-                };
-                match handled {
-                    Ok(h) => h,
-                    Err((e, status)) => Handled::Reply(Reply::error_with_status(Some(&id), &e, status)),
-                }
+                self.dispatch(&id, &method, params, env)
             }
+        }
+    }
+
+    fn dispatch(&self, id: &RequestId, method: &str, params: Params<'_>, env: RequestEnv) -> Handled {
+        let handled = if self.is_modern(&params, &env) {
+            self.request(id, method, params, env)
+        } else {
+            self.legacy_request(id, method, params, env)
+        };
+        match handled {
+            Ok(h) => h,
+            Err((e, status)) => Handled::Reply(Reply::error_with_status(Some(id), &e, status)),
         }
     }
 

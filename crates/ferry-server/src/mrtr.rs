@@ -6,7 +6,8 @@ use std::collections::BTreeMap;
 
 use ferry_protocol::ErrorObject;
 use ferry_state::{Binding, Redemption, StateClaims};
-use serde_json::{Map, Value, json};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::ask::{AskBook, AskKind, InterruptKind};
 use crate::server::ServerInner;
@@ -174,12 +175,12 @@ pub(crate) fn input_required(
     bound: &Bound<'_>,
     book: AskBook,
     kind: &InterruptKind,
-) -> Result<Value, ErrorObject> {
-    let mut requests = Map::new();
+) -> Result<InputRequired, ErrorObject> {
+    let mut requests: BTreeMap<String, Box<RawValue>> = BTreeMap::new();
     let mut asked = BTreeMap::new();
     if matches!(kind, InterruptKind::InputRequired) {
         for (key, spec) in &book.pending {
-            requests.insert(key.clone(), spec.to_input_request());
+            requests.insert(key.clone(), spec.to_input_request(None));
             asked.insert(key.clone(), spec.kind().as_str().to_owned());
         }
     }
@@ -196,9 +197,21 @@ pub(crate) fn input_required(
         tracing::warn!(error = %e, "requestState could not be issued");
         ErrorObject::internal("Internal error: the request's state is too large to continue")
     })?;
-    let mut result = json!({ "resultType": "input_required", "requestState": token });
-    if !requests.is_empty() {
-        result["inputRequests"] = Value::Object(requests);
-    }
-    Ok(result)
+    Ok(InputRequired {
+        result_type: "input_required",
+        input_requests: (!requests.is_empty()).then_some(requests),
+        request_state: token,
+    })
+}
+
+/// An `InputRequiredResult`, with each input request already serialized (so form fields
+/// keep their declared order).
+#[derive(serde::Serialize)]
+pub(crate) struct InputRequired {
+    #[serde(rename = "resultType")]
+    result_type: &'static str,
+    #[serde(rename = "inputRequests", skip_serializing_if = "Option::is_none")]
+    input_requests: Option<BTreeMap<String, Box<RawValue>>>,
+    #[serde(rename = "requestState")]
+    request_state: String,
 }
