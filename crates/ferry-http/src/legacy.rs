@@ -140,7 +140,7 @@ pub(crate) async fn run_call(streams: Arc<Streams>, session: Arc<Session>, call:
     let task_streams = streams.clone();
     let sid = session.id().to_owned();
     tokio::spawn(async move {
-        let mut run = Box::pin(call.run(Outbound::channel(out_tx)));
+        let mut run = call.run(Outbound::channel(out_tx));
         let reply = loop {
             tokio::select! {
                 biased;

@@ -241,12 +241,13 @@ where
 async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     let id = call.id().clone();
     let timeout = config.request_timeout;
+    let timed_id = id.clone();
     let timed = move |fut: Pin<Box<dyn Future<Output = Reply> + Send>>| -> Pin<Box<dyn Future<Output = Reply> + Send>> {
         Box::pin(async move {
             match tokio::time::timeout(timeout, fut).await {
                 Ok(r) => r,
                 Err(_) => Reply::error(
-                    Some(&id),
+                    Some(&timed_id),
                     &ErrorObject::internal("Internal error: the request timed out"),
                 ),
             }
@@ -254,14 +255,20 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     };
     match call.streaming() {
         Streaming::Never => {
-            let reply = timed(Box::pin(call.run(Outbound::none()))).await;
+            let reply = match tokio::time::timeout(timeout, call.run(Outbound::none())).await {
+                Ok(r) => r,
+                Err(_) => Reply::error(
+                    Some(&id),
+                    &ErrorObject::internal("Internal error: the request timed out"),
+                ),
+            };
             json_response(reply.status, reply.body)
         }
         Streaming::Maybe => {
             // JSON unless the handler sends a notification first; then switch to SSE and
             // keep driving the handler from the body.
             let (tx, mut rx) = mpsc::channel(config.stream_buffer.max(1));
-            let mut fut = timed(Box::pin(call.run(Outbound::channel(tx))));
+            let mut fut = timed(call.run(Outbound::channel(tx)));
             tokio::select! {
                 biased;
                 reply = &mut fut => {
@@ -275,7 +282,7 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
         }
         Streaming::Always => {
             let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
-            let fut = Box::pin(call.run(Outbound::channel(tx)));
+            let fut = call.run(Outbound::channel(tx));
             sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
         }
     }

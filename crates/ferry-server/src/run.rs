@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use ferry_protocol::jsonrpc::RequestId;
@@ -106,41 +107,64 @@ impl PendingCall {
     /// Runs the handler. Notifications (and, on a 2025-11-25 session, requests to the
     /// client) go to `outbound`; the response is returned. Dropping the future cancels
     /// the handler.
-    pub async fn run(self, outbound: Outbound) -> Reply {
-        let cancel = CancellationToken::new();
-        let _guard = cancel.clone().drop_guard();
+    ///
+    /// The future is boxed once here, sized for its kind of request: a long-lived
+    /// `subscriptions/listen` stream holds only what it needs.
+    pub fn run(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
         let PendingCall { base, kind, .. } = self;
-        let tracked = base.session.clone().map(|s| {
-            s.track(base.id.clone(), cancel.clone());
-            TrackGuard(s, base.id.clone())
-        });
-        let run = async {
-            match kind {
-                CallKind::Tool { entry, args, mrtr } => run_tool(&base, entry, args, mrtr, outbound, cancel.clone()).await,
-                CallKind::Prompt { entry, args, mrtr } => {
-                    run_prompt(&base, entry, args, mrtr, outbound, cancel.clone()).await
+        match kind {
+            CallKind::Listen { filter } => Box::pin(async move {
+                listen::run(&base.server, base.id.clone(), filter, outbound).await
+            }),
+            CallKind::Tool { entry, args, mrtr } => Box::pin(guarded(base, move |base, cancel| async move {
+                run_tool(&base, entry, args, mrtr, outbound, cancel).await
+            })),
+            kind => Box::pin(guarded(base, move |base, cancel| async move {
+                match kind {
+                    CallKind::Prompt { entry, args, mrtr } => {
+                        run_prompt(&base, entry, args, mrtr, outbound, cancel).await
+                    }
+                    CallKind::Read {
+                        uri,
+                        handler,
+                        params,
+                        cache,
+                        mrtr,
+                    } => run_read(&base, uri, handler, params, cache, mrtr, outbound, cancel).await,
+                    CallKind::Complete { completer, req } => {
+                        run_complete(&base, completer, req, outbound, cancel).await
+                    }
+                    CallKind::Tool { .. } | CallKind::Listen { .. } => {
+                        Reply::error(Some(&base.id), &ErrorObject::internal("Internal error"))
+                    }
                 }
-                CallKind::Read {
-                    uri,
-                    handler,
-                    params,
-                    cache,
-                    mrtr,
-                } => run_read(&base, uri, handler, params, cache, mrtr, outbound, cancel.clone()).await,
-                CallKind::Complete { completer, req } => {
-                    run_complete(&base, completer, req, outbound, cancel.clone()).await
-                }
-                CallKind::Listen { filter } => listen::run(&base.server, base.id.clone(), filter, outbound).await,
-            }
-        };
-        let reply = tokio::select! {
-            biased;
-            r = run => r,
-            _ = cancel.cancelled() => Reply::cancelled(&base.id),
-        };
-        drop(tracked);
-        reply
+            })),
+        }
     }
+}
+
+/// Runs `work` with a cancellation token that fires when the request is cancelled (on a
+/// 2025-11-25 session, by `notifications/cancelled`) or the future is dropped.
+async fn guarded<F, Fut>(base: Base, work: F) -> Reply
+where
+    F: FnOnce(Arc<Base>, CancellationToken) -> Fut,
+    Fut: Future<Output = Reply>,
+{
+    let cancel = CancellationToken::new();
+    let _guard = cancel.clone().drop_guard();
+    let base = Arc::new(base);
+    let tracked = base.session.clone().map(|s| {
+        s.track(base.id.clone(), cancel.clone());
+        TrackGuard(s, base.id.clone())
+    });
+    let id = base.id.clone();
+    let reply = tokio::select! {
+        biased;
+        r = work(base, cancel.clone()) => r,
+        _ = cancel.cancelled() => Reply::cancelled(&id),
+    };
+    drop(tracked);
+    reply
 }
 
 struct TrackGuard(Arc<Session>, RequestId);
@@ -433,6 +457,6 @@ async fn run_complete(
 
 /// Transports drive calls on multi-threaded runtimes: the future must stay `Send`.
 #[allow(dead_code)]
-fn run_future_is_send(call: PendingCall) -> impl Future<Output = Reply> + Send {
+fn run_future_is_send(call: PendingCall) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
     call.run(Outbound::none())
 }
