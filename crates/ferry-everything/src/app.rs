@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens, TokenVerifier};
+use ferry_http::{BearerAuth, BearerAuthLayer, HttpConfig, McpService, StaticTokens, TokenVerifier};
 use ferry_server::Server;
 use ferry_state::{KeyRing, Sealer};
 use serde::{Deserialize, Serialize};
@@ -140,21 +140,32 @@ async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submi
     page("Connected", "<p id=\"result\">Connected. You can close this page and return to your client.</p>").into_response()
 }
 
-/// The full application: `/mcp` and the connect page.
-pub fn router(server: Server, config: HttpConfig, state: Arc<PageState>, require_auth: bool) -> Router {
+/// The MCP endpoint, behind bearer authentication when dev tokens are configured.
+pub type Endpoint = tower::util::Either<McpService, BearerAuth<McpService>>;
+
+/// The MCP endpoint service (mount it at `/mcp`).
+pub fn endpoint(server: Server, config: HttpConfig, tokens: &StaticTokens, require_auth: bool) -> Endpoint {
     let mcp = McpService::new(server, config);
-    let mcp_route = if state.tokens.is_empty() {
-        Router::new().route_service("/mcp", mcp)
+    if tokens.is_empty() {
+        tower::util::Either::Left(mcp)
     } else {
-        let mut layer = BearerAuthLayer::new(state.tokens.clone());
+        let mut layer = BearerAuthLayer::new(tokens.clone());
         if !require_auth {
             layer = layer.optional();
         }
-        Router::new().route_service("/mcp", tower::ServiceBuilder::new().layer(layer).service(mcp))
-    };
-    mcp_route.merge(
-        Router::new()
-            .route("/connect", get(show).post(submit))
-            .with_state(state),
-    )
+        tower::util::Either::Right(tower::Layer::layer(&layer, mcp))
+    }
+}
+
+/// The web pages: the account-connection page `connect_account` links to.
+pub fn pages(state: Arc<PageState>) -> Router {
+    Router::new()
+        .route("/connect", get(show).post(submit))
+        .with_state(state)
+}
+
+/// The full application as one axum router: `/mcp` and the connect page.
+pub fn router(server: Server, config: HttpConfig, state: Arc<PageState>, require_auth: bool) -> Router {
+    let mcp = endpoint(server, config, &state.tokens, require_auth);
+    Router::new().route_service("/mcp", mcp).merge(pages(state))
 }

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, endpoint, pages};
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, StaticTokens};
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
@@ -97,39 +97,36 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let addr = args.http.ok_or("give --http ADDR or --stdio")?;
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
+    let everything_server_for_stdio = everything.server.clone();
     let state = Arc::new(PageState {
         connections: everything.connections.clone(),
         links: everything.links.clone(),
         tokens,
     });
     let server = everything.server.clone();
-    let app = router(everything.server, HttpConfig::default(), state, args.require_auth);
+    let mcp = endpoint(everything.server, HttpConfig::default(), &state.tokens, args.require_auth);
+    let app = pages(state);
     tracing::info!("serving MCP at http://{local}/mcp");
-    if server.has_ephemeral_state_key() {
-        tracing::warn!(
-            "requestState is sealed with a random per-process key: states will not survive a restart or be accepted by other instances; set --state-keys or FERRY_STATE_KEYS for production"
-        );
-    }
-    use axum::serve::ListenerExt;
-    let listener = listener.tap_io(|tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let http = axum::serve(listener, app.into_make_service());
+    let shutdown_server = server.clone();
+    let serve = async move {
+        ferry_http::serve_app(listener, "/mcp", &server, mcp, Some(app), async move {
+            ferry_http::shutdown_signal().await;
+            shutdown_server.shutdown();
+        })
+        .await
+    };
     if args.stdio {
         // Both: the page (and MCP) over HTTP in the background, MCP on stdio until stdin
         // ends, which ends the process.
+        let stdio_server = everything_server_for_stdio;
         tokio::spawn(async move {
-            if let Err(e) = http.await {
+            if let Err(e) = serve.await {
                 tracing::warn!(error = %e, "HTTP server stopped");
             }
         });
-        ferry_stdio::serve_stdio(server).await?;
+        ferry_stdio::serve_stdio(stdio_server).await?;
         return Ok(());
     }
-    http.with_graceful_shutdown(async move {
-        ferry_http::shutdown_signal().await;
-        server.shutdown();
-    })
-    .await?;
+    serve.await?;
     Ok(())
 }

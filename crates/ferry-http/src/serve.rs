@@ -4,7 +4,10 @@ use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
 
+use std::convert::Infallible;
+
 use http::{Request, Response, StatusCode};
+use http_body_util::Either;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
@@ -29,10 +32,63 @@ pub async fn serve_with_shutdown<F>(
 where
     F: Future<Output = ()> + Send,
 {
+    let server = service.server().clone();
+    serve_app(listener, path, &server, service, None::<NotFound>, shutdown).await
+}
+
+/// Answers 404 to everything: the default for paths other than the MCP endpoint.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NotFound;
+
+impl<B> tower_service::Service<Request<B>> for NotFound {
+    type Response = Response<McpBody>;
+    type Error = Infallible;
+    type Future = std::future::Ready<Result<Response<McpBody>, Infallible>>;
+
+    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _req: Request<B>) -> Self::Future {
+        let mut r = Response::new(McpBody::empty());
+        *r.status_mut() = StatusCode::NOT_FOUND;
+        std::future::ready(Ok(r))
+    }
+}
+
+/// Serves an application: requests for `path` go straight to `mcp` (an [`McpService`],
+/// possibly behind layers such as [`crate::BearerAuthLayer`]), everything else to `app`
+/// (e.g. an axum `Router` with your pages), or 404 without one. The MCP endpoint skips
+/// the app's routing entirely, which keeps its hot path short.
+pub async fn serve_app<M, A, AB, F>(
+    listener: TcpListener,
+    path: &str,
+    server: &ferry_server::Server,
+    mcp: M,
+    app: Option<A>,
+    shutdown: F,
+) -> io::Result<()>
+where
+    M: tower_service::Service<Request<Incoming>, Response = Response<McpBody>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    M::Future: Send + 'static,
+    A: tower_service::Service<Request<Incoming>, Response = Response<AB>, Error = Infallible>
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    A::Future: Send + 'static,
+    AB: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    AB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    F: Future<Output = ()> + Send,
+{
     let path: std::sync::Arc<str> = path.into();
     let graceful = GracefulShutdown::new();
     let builder = auto::Builder::new(TokioExecutor::new());
-    let server = service.server().clone();
+    let server = server.clone();
     tokio::pin!(shutdown);
     if server.has_ephemeral_state_key() {
         tracing::warn!(
@@ -53,23 +109,27 @@ where
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let svc = service.clone();
+        let mcp = mcp.clone();
+        let app = app.clone();
         let path = path.clone();
         let hyper_svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let svc = svc.clone();
-            let path = path.clone();
+            let on_endpoint = req.uri().path() == &*path;
+            let mut mcp = mcp.clone();
+            let app = app.clone();
             async move {
-                if req.uri().path() != &*path {
-                    let mut r = Response::new(McpBody::empty());
-                    *r.status_mut() = StatusCode::NOT_FOUND;
-                    return Ok::<_, std::convert::Infallible>(r);
-                }
-                Ok(svc.call_http(req).await)
+                use tower_service::Service as _;
+                let r = if on_endpoint {
+                    mcp.call(req).await.map(|r| r.map(Either::Left))
+                } else {
+                    match app {
+                        Some(mut app) => app.call(req).await.map(|r| r.map(Either::Right)),
+                        None => NotFound.call(req).await.map(|r| r.map(Either::Left)),
+                    }
+                };
+                r
             }
         });
-        let conn = builder
-            .serve_connection(TokioIo::new(stream), hyper_svc)
-            .into_owned();
+        let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
         let conn = graceful.watch(conn);
         tokio::spawn(async move {
             if let Err(e) = conn.await {
