@@ -173,7 +173,7 @@ where
         }
     }
     let (mut parts, body) = req.into_parts();
-    let collected = tokio::time::timeout(
+    let collected = deadline(
         config.body_timeout,
         Limited::new(body, config.max_body_bytes).collect(),
     )
@@ -244,7 +244,7 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     let timed_id = id.clone();
     let timed = move |fut: Pin<Box<dyn Future<Output = Reply> + Send>>| -> Pin<Box<dyn Future<Output = Reply> + Send>> {
         Box::pin(async move {
-            match tokio::time::timeout(timeout, fut).await {
+            match deadline(timeout, fut).await {
                 Ok(r) => r,
                 Err(_) => Reply::error(
                     Some(&timed_id),
@@ -255,7 +255,7 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     };
     match call.streaming() {
         Streaming::Never => {
-            let reply = match tokio::time::timeout(timeout, call.run(Outbound::none())).await {
+            let reply = match deadline(timeout, call.run(Outbound::none())).await {
                 Ok(r) => r,
                 Err(_) => Reply::error(
                     Some(&id),
@@ -286,4 +286,14 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
             sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
         }
     }
+}
+
+/// Like `tokio::time::timeout`, but a future that is ready at once (a body that arrived
+/// with its headers, a handler that never waits) costs no timer.
+async fn deadline<F: Future>(limit: std::time::Duration, fut: F) -> Result<F::Output, tokio::time::error::Elapsed> {
+    let mut fut = std::pin::pin!(fut);
+    if let Some(out) = futures::FutureExt::now_or_never(fut.as_mut()) {
+        return Ok(out);
+    }
+    tokio::time::timeout(limit, fut).await
 }
