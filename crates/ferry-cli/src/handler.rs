@@ -281,6 +281,7 @@ fn example_answer(request: &FormRequest) -> String {
 }
 
 impl InputHandler for CliHandler {
+    #[allow(deprecated)] // ferry answers sampling and roots for servers that still ask.
     fn capabilities(&self) -> HandlerCapabilities {
         let caps = HandlerCapabilities::none()
             .elicitation_form()

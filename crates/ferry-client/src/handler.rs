@@ -63,6 +63,10 @@ impl HandlerCapabilities {
 
     /// Sampling ([`InputHandler::create_message`]); `tools` also accepts requests that
     /// offer the model tools. Sampling is deprecated as of 2026-07-28.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP sampling is deprecated in 2026-07-28 (SEP-2577): servers should call LLM provider APIs directly"
+    )]
     pub const fn sampling(mut self, tools: bool) -> Self {
         self.sampling = true;
         self.sampling_tools = tools;
@@ -70,6 +74,10 @@ impl HandlerCapabilities {
     }
 
     /// Roots ([`InputHandler::list_roots`]). Roots are deprecated as of 2026-07-28.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP roots are deprecated in 2026-07-28 (SEP-2577): pass directories and files as tool parameters, resource URIs or server configuration"
+    )]
     pub const fn roots(mut self) -> Self {
         self.roots = true;
         self
@@ -440,6 +448,10 @@ impl FnHandler {
 
     /// Answers sampling requests (enables sampling, deprecated as of 2026-07-28); `tools`
     /// also accepts requests that offer the model tools.
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP sampling is deprecated in 2026-07-28 (SEP-2577): servers should call LLM provider APIs directly"
+    )]
     pub fn on_sampling<F, Fut>(mut self, tools: bool, f: F) -> Self
     where
         F: Fn(&SamplingRequest) -> Fut + Send + Sync + 'static,
@@ -451,6 +463,10 @@ impl FnHandler {
     }
 
     /// Answers roots requests (enables roots, deprecated as of 2026-07-28).
+    #[deprecated(
+        since = "0.1.0",
+        note = "MCP roots are deprecated in 2026-07-28 (SEP-2577): pass directories and files as tool parameters, resource URIs or server configuration"
+    )]
     pub fn on_roots<F, Fut>(mut self, f: F) -> Self
     where
         F: Fn(&RootsRequest) -> Fut + Send + Sync + 'static,
@@ -472,6 +488,7 @@ impl fmt::Debug for FnHandler {
 }
 
 impl InputHandler for FnHandler {
+    #[allow(deprecated)] // Declares what the closures answer, deprecated or not.
     fn capabilities(&self) -> HandlerCapabilities {
         let mut c = HandlerCapabilities::none();
         if self.form.is_some() {

@@ -145,6 +145,7 @@ async fn without_a_handler_the_elicitation_is_refused_by_the_server() {
 /// A refused sampling request ends the call at once with a clear error: nothing waits on
 /// the server's side, and retrying would only repeat the question (mrtr.mdx client rules).
 #[tokio::test]
+#[allow(deprecated)]
 async fn a_refused_sampling_request_ends_the_call() {
     let server = everything(100).await;
     let refuses = FnHandler::new().on_sampling(false, |_| async { None });
