@@ -12,7 +12,7 @@ use super::{DEFAULT_RETENTION_MARGIN, LedgerError, Redemption, ReplayLedger, che
 use crate::clock::{Clock, SystemClock, duration_millis};
 
 /// Default capacity of a [`MemoryLedger`]: 100,000 unexpired entries.
-pub const DEFAULT_MEMORY_CAPACITY: usize = 100_000;
+pub const DEFAULT_MEMORY_CAPACITY: usize = 1_000_000;
 
 /// A [`ReplayLedger`] held in this process's memory.
 ///
@@ -48,10 +48,45 @@ pub struct MemoryLedger {
 
 #[derive(Default)]
 struct State {
-    /// Token id to the time its record may be purged.
-    live: HashMap<Arc<str>, u64>,
+    /// Token id (compacted) to the time its record may be purged.
+    live: HashMap<u128, u64>,
     /// The same records, ordered by purge time.
-    by_purge_time: BinaryHeap<Reverse<(u64, Arc<str>)>>,
+    by_purge_time: BinaryHeap<Reverse<(u64, u128)>>,
+}
+
+/// A token id as 128 bits: the id's own bytes when it is the 16 random bytes
+/// [`crate::StateGuard`] issues (22 base64url characters), else the first 128 bits of its
+/// SHA-256. Keeps each record small (about 60 bytes with the purge queue).
+fn compact(jti: &str) -> u128 {
+    use base64::Engine as _;
+    // The decoder wants room for its conservative estimate (18 bytes for 22 characters).
+    let mut buf = [0u8; 18];
+    let mut raw = [0u8; 16];
+    if jti.len() == 22
+        && base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode_slice(jti, &mut buf)
+            .is_ok_and(|n| n == 16)
+    {
+        raw.copy_from_slice(&buf[..16]);
+        return u128::from_be_bytes(raw);
+    }
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(jti.as_bytes());
+    raw.copy_from_slice(&digest[..16]);
+    u128::from_be_bytes(raw)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn issued_ids_keep_their_bytes_and_others_are_hashed() {
+        // 16 bytes 0x00..0x0f in base64url.
+        assert_eq!(compact("AAECAwQFBgcICQoLDA0ODw"), 0x000102030405060708090a0b0c0d0e0f);
+        assert_ne!(compact("short"), compact("shorT"));
+        assert_ne!(compact("AAECAwQFBgcICQoLDA0ODw"), compact("AAECAwQFBgcICQoLDA0ODx"));
+    }
 }
 
 impl State {
@@ -121,9 +156,10 @@ impl MemoryLedger {
         check_jti(jti)?;
         let now = self.clock.now_ms();
         let purge_at = expires_at_ms.saturating_add(self.margin_ms);
+        let key = compact(jti);
         let mut state = self.lock();
         state.purge(now);
-        if state.live.contains_key(jti) {
+        if state.live.contains_key(&key) {
             return Ok(Redemption::Replayed);
         }
         if state.live.len() >= self.capacity {
@@ -136,9 +172,8 @@ impl MemoryLedger {
                 capacity: u64::try_from(self.capacity).unwrap_or(u64::MAX),
             });
         }
-        let jti: Arc<str> = Arc::from(jti);
-        state.live.insert(Arc::clone(&jti), purge_at);
-        state.by_purge_time.push(Reverse((purge_at, jti)));
+        state.live.insert(key, purge_at);
+        state.by_purge_time.push(Reverse((purge_at, key)));
         Ok(Redemption::First)
     }
 
