@@ -109,7 +109,8 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     tracing::info!("serving MCP at http://{local}/mcp");
     let shutdown_server = server.clone();
     let serve = async move {
-        ferry_http::serve_app(listener, "/mcp", &server, mcp, Some(app), async move {
+        let options = ferry_http::ServeOptions::default();
+        ferry_http::serve_app(listener, &server, mcp, Some(app), &options, async move {
             ferry_http::shutdown_signal().await;
             shutdown_server.shutdown();
         })

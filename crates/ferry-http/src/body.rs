@@ -7,7 +7,8 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use ferry_server::Reply;
+use ferry_server::{ListenStream, Reply};
+use futures::Stream;
 use http_body::{Body, Frame, SizeHint};
 use tokio::sync::mpsc;
 use tokio::time::{Interval, MissedTickBehavior};
@@ -23,6 +24,13 @@ enum Kind {
     Full(Option<Bytes>),
     Sse(Box<SseState>),
     Channel(mpsc::Receiver<Bytes>),
+    Listen(Box<ListenState>),
+}
+
+struct ListenState {
+    stream: ListenStream,
+    keep_alive: Interval,
+    done: bool,
 }
 
 struct SseState {
@@ -46,6 +54,20 @@ impl McpBody {
     pub fn empty() -> Self {
         McpBody {
             kind: Kind::Full(None),
+        }
+    }
+
+    /// A `subscriptions/listen` stream as SSE, with keep-alive comments every
+    /// `keep_alive` while it is quiet.
+    pub(crate) fn listen(stream: ListenStream, keep_alive: Duration) -> Self {
+        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+        interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        McpBody {
+            kind: Kind::Listen(Box::new(ListenState {
+                stream,
+                keep_alive: interval,
+                done: false,
+            })),
         }
     }
 
@@ -103,6 +125,23 @@ impl Body for McpBody {
             Kind::Full(b) => Poll::Ready(b.take().map(|b| Ok(Frame::data(b)))),
             Kind::Sse(s) => s.poll_next(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
             Kind::Channel(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+            Kind::Listen(l) => {
+                if l.done {
+                    return Poll::Ready(None);
+                }
+                match Pin::new(&mut l.stream).poll_next(cx) {
+                    Poll::Ready(Some(msg)) => return Poll::Ready(Some(Ok(Frame::data(event(&msg))))),
+                    Poll::Ready(None) => {
+                        l.done = true;
+                        return Poll::Ready(None);
+                    }
+                    Poll::Pending => {}
+                }
+                if l.keep_alive.poll_tick(cx).is_ready() {
+                    return Poll::Ready(Some(Ok(Frame::data(Bytes::from_static(b":\n\n")))));
+                }
+                Poll::Pending
+            }
         }
     }
 
@@ -111,6 +150,7 @@ impl Body for McpBody {
             Kind::Full(b) => b.is_none(),
             Kind::Sse(s) => s.done,
             Kind::Channel(_) => false,
+            Kind::Listen(l) => l.done,
         }
     }
 
@@ -118,7 +158,7 @@ impl Body for McpBody {
         match &self.kind {
             Kind::Full(Some(b)) => SizeHint::with_exact(b.len() as u64),
             Kind::Full(None) => SizeHint::with_exact(0),
-            Kind::Sse(_) | Kind::Channel(_) => SizeHint::default(),
+            Kind::Sse(_) | Kind::Channel(_) | Kind::Listen(_) => SizeHint::default(),
         }
     }
 }

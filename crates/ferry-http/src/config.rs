@@ -128,6 +128,11 @@ pub struct HttpConfig {
     pub keep_alive: Duration,
     /// How many notifications may wait for a slow SSE reader before the handler waits.
     pub stream_buffer: usize,
+    /// Also accept HTTP/2 with prior knowledge (h2c) on plain TCP. Off by default: MCP
+    /// clients speak HTTP/1.1 to `http://` endpoints, and sniffing for HTTP/2 costs every
+    /// connection a larger read buffer (HTTP/2 over TLS is negotiated by the TLS
+    /// terminator in front of the server).
+    pub http2: bool,
 }
 
 impl Default for HttpConfig {
@@ -139,6 +144,7 @@ impl Default for HttpConfig {
             body_timeout: Duration::from_secs(30),
             keep_alive: Duration::from_secs(15),
             stream_buffer: 32,
+            http2: false,
         }
     }
 }

@@ -33,7 +33,29 @@ where
     F: Future<Output = ()> + Send,
 {
     let server = service.server().clone();
-    serve_app(listener, path, &server, service, None::<NotFound>, shutdown).await
+    let options = ServeOptions {
+        path: path.to_owned(),
+        http2: service.config().http2,
+    };
+    serve_app(listener, &server, service, None::<NotFound>, &options, shutdown).await
+}
+
+/// Where the MCP endpoint is and which protocols the listener speaks.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The endpoint path, e.g. `/mcp`.
+    pub path: String,
+    /// Accept HTTP/2 with prior knowledge besides HTTP/1.1 (see [`crate::HttpConfig::http2`]).
+    pub http2: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions {
+            path: "/mcp".into(),
+            http2: false,
+        }
+    }
 }
 
 /// Answers 404 to everything: the default for paths other than the MCP endpoint.
@@ -62,10 +84,10 @@ impl<B> tower_service::Service<Request<B>> for NotFound {
 /// the app's routing entirely, which keeps its hot path short.
 pub async fn serve_app<M, A, AB, F>(
     listener: TcpListener,
-    path: &str,
     server: &ferry_server::Server,
     mcp: M,
     app: Option<A>,
+    options: &ServeOptions,
     shutdown: F,
 ) -> io::Result<()>
 where
@@ -85,9 +107,10 @@ where
     AB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     F: Future<Output = ()> + Send,
 {
-    let path: std::sync::Arc<str> = path.into();
+    let path: std::sync::Arc<str> = options.path.as_str().into();
     let graceful = GracefulShutdown::new();
     let builder = auto::Builder::new(TokioExecutor::new());
+    let http1 = hyper::server::conn::http1::Builder::new();
     let server = server.clone();
     tokio::pin!(shutdown);
     if server.has_ephemeral_state_key() {
@@ -129,13 +152,25 @@ where
                 r
             }
         });
-        let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
-        let conn = graceful.watch(conn);
-        tokio::spawn(async move {
-            if let Err(e) = conn.await {
-                tracing::debug!(%peer, error = %e, "connection ended with an error");
-            }
-        });
+        if options.http2 {
+            let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+            });
+        } else {
+            // HTTP/1.1 only: the plain connection is smaller than the auto-detecting one,
+            // which matters with thousands of open `subscriptions/listen` streams.
+            let conn = http1.serve_connection(TokioIo::new(stream), hyper_svc);
+            let conn = graceful.watch(conn);
+            tokio::spawn(async move {
+                if let Err(e) = conn.await {
+                    tracing::debug!(%peer, error = %e, "connection ended with an error");
+                }
+            });
+        }
     }
     server.shutdown();
     tokio::select! {

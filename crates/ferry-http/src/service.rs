@@ -49,6 +49,11 @@ impl McpService {
         &self.server
     }
 
+    /// The endpoint's settings.
+    pub fn config(&self) -> &HttpConfig {
+        &self.config
+    }
+
     /// Handles one HTTP request.
     pub async fn call_http<B>(&self, req: Request<B>) -> Response<McpBody>
     where
@@ -280,11 +285,14 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
                 Some(first) = rx.recv() => sse_response(McpBody::sse(Some(first), rx, fut, Some(config.keep_alive))),
             }
         }
-        Streaming::Always => {
-            let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
-            let fut = call.run(Outbound::channel(tx));
-            sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
-        }
+        Streaming::Always => match call.into_listen() {
+            Ok(stream) => sse_response(McpBody::listen(stream, config.keep_alive)),
+            Err(call) => {
+                let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
+                let fut = call.run(Outbound::channel(tx));
+                sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
+            }
+        },
     }
 }
 

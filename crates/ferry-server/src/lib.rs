@@ -61,6 +61,7 @@ pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interru
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
 pub use dispatch::{Handled, RequestEnv};
+pub use listen::ListenStream;
 pub use run::{PendingCall, Streaming};
 pub use session::{LEGACY_VERSIONS, Session};
 pub use error::{Error, Result};

@@ -8,7 +8,14 @@ use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::meta::SUBSCRIPTION_ID;
 use ferry_protocol::{ClientCapabilities, ErrorObject};
 use serde_json::{Map, Value, json};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::Poll;
+
+use futures::{Stream, StreamExt};
+use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::{ReusableBoxFuture, WaitForCancellationFutureOwned};
 
 use crate::hub::{Event, uri_covers};
 use crate::outbound::Outbound;
@@ -108,35 +115,55 @@ fn tagged(method: &str, id: &RequestId, mut params: Map<String, Value>) -> Bytes
     Bytes::from(serde_json::to_vec(&msg).unwrap_or_default())
 }
 
-/// Serves one listen stream until the client goes away or the server shuts down.
-pub(crate) async fn run(server: &Server, id: RequestId, filter: Filter, outbound: Outbound) -> Reply {
-    let mut events = server.inner.hub.subscribe();
-    let mut ack = Map::new();
-    ack.insert("notifications".into(), filter.to_json());
-    if !outbound
-        .send(tagged("notifications/subscriptions/acknowledged", &id, ack))
-        .await
-    {
-        return completion(server, &id);
-    }
-    loop {
-        let event = tokio::select! {
-            biased;
-            _ = server.inner.shutdown.cancelled() => break,
-            e = events.recv() => e,
-        };
-        let event = match event {
-            Ok(e) => e,
-            Err(RecvError::Lagged(n)) => {
-                tracing::warn!(skipped = n, "listen stream fell behind; some notifications were dropped");
-                continue;
-            }
-            Err(RecvError::Closed) => break,
-        };
-        if !filter.wants(&event) {
-            continue;
+/// One `subscriptions/listen` stream as a [`Stream`] of serialized messages: the
+/// acknowledgement, then each notification the filter lets through, then (when the server
+/// shuts down) the graceful completion result. It ends after the completion result; a
+/// transport that loses its client just drops it.
+///
+/// Transports drive it directly (an SSE body, the stdio writer), so an idle stream holds
+/// only its receiver and filter: no task, no channel.
+pub struct ListenStream {
+    server: Server,
+    id: RequestId,
+    filter: Filter,
+    phase: Phase,
+    events: ReusableBoxFuture<'static, (Result<Event, RecvError>, Receiver<Event>)>,
+    shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Ack,
+    Live,
+    Done,
+}
+
+async fn next_event(mut rx: Receiver<Event>) -> (Result<Event, RecvError>, Receiver<Event>) {
+    let e = rx.recv().await;
+    (e, rx)
+}
+
+impl ListenStream {
+    pub(crate) fn new(server: Server, id: RequestId, filter: Filter) -> Self {
+        let rx = server.inner.hub.subscribe();
+        let shutdown = Box::pin(server.inner.shutdown.clone().cancelled_owned());
+        ListenStream {
+            server,
+            id,
+            filter,
+            phase: Phase::Ack,
+            events: ReusableBoxFuture::new(next_event(rx)),
+            shutdown,
         }
-        let (method, params) = match &event {
+    }
+
+    /// The id of the listen request (the subscription id).
+    pub fn id(&self) -> &RequestId {
+        &self.id
+    }
+
+    fn notification(&self, event: &Event) -> Bytes {
+        let (method, params) = match event {
             Event::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
             Event::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
             Event::ResourcesChanged => ("notifications/resources/list_changed", Map::new()),
@@ -146,7 +173,64 @@ pub(crate) async fn run(server: &Server, id: RequestId, filter: Filter, outbound
                 ("notifications/resources/updated", p)
             }
         };
-        if !outbound.send(tagged(method, &id, params)).await {
+        tagged(method, &self.id, params)
+    }
+}
+
+impl Stream for ListenStream {
+    type Item = Bytes;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<Option<Bytes>> {
+        let this = &mut *self;
+        match this.phase {
+            Phase::Done => return Poll::Ready(None),
+            Phase::Ack => {
+                this.phase = Phase::Live;
+                let mut ack = Map::new();
+                ack.insert("notifications".into(), this.filter.to_json());
+                return Poll::Ready(Some(tagged(
+                    "notifications/subscriptions/acknowledged",
+                    &this.id,
+                    ack,
+                )));
+            }
+            Phase::Live => {}
+        }
+        if this.shutdown.as_mut().poll(cx).is_ready() {
+            this.phase = Phase::Done;
+            return Poll::Ready(Some(completion(&this.server, &this.id).body));
+        }
+        loop {
+            let (event, rx) = match this.events.poll(cx) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(out) => out,
+            };
+            this.events.set(next_event(rx));
+            match event {
+                Ok(e) if this.filter.wants(&e) => return Poll::Ready(Some(this.notification(&e))),
+                Ok(_) => continue,
+                Err(RecvError::Lagged(n)) => {
+                    tracing::warn!(skipped = n, "listen stream fell behind; some notifications were dropped");
+                    continue;
+                }
+                Err(RecvError::Closed) => {
+                    this.phase = Phase::Done;
+                    return Poll::Ready(Some(completion(&this.server, &this.id).body));
+                }
+            }
+        }
+    }
+}
+
+/// Serves one listen stream through an outbound channel, for transports that drive calls
+/// as futures: every message but the last goes to `outbound`, the last is the reply.
+pub(crate) async fn run(server: &Server, id: RequestId, filter: Filter, outbound: Outbound) -> Reply {
+    let mut stream = ListenStream::new(server.clone(), id.clone(), filter);
+    while let Some(msg) = stream.next().await {
+        if stream.phase == Phase::Done {
+            return Reply { body: msg, status: 200 };
+        }
+        if !outbound.send(msg).await {
             break;
         }
     }

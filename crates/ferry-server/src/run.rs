@@ -99,6 +99,23 @@ impl PendingCall {
         self.streaming
     }
 
+    /// A `subscriptions/listen` call as a stream of messages, for transports that can
+    /// drive a stream directly; any other call is given back.
+    pub fn into_listen(self) -> Result<crate::listen::ListenStream, PendingCall> {
+        match self.kind {
+            CallKind::Listen { filter } => Ok(crate::listen::ListenStream::new(
+                self.base.server.clone(),
+                self.base.id.clone(),
+                filter,
+            )),
+            kind => Err(PendingCall {
+                streaming: self.streaming,
+                base: self.base,
+                kind,
+            }),
+        }
+    }
+
     /// The 2025-11-25 session the call belongs to, if any.
     pub fn session(&self) -> Option<&Arc<Session>> {
         self.base.session.as_ref()
