@@ -156,7 +156,10 @@ async fn a_refused_sampling_request_ends_the_call() {
         .expect_err("refused");
     match err {
         Error::InputRefused { key, method } => {
-            assert_eq!((key.as_str(), method.as_str()), ("capital_question", "sampling/createMessage"));
+            assert_eq!(
+                (key.as_str(), method.as_str()),
+                ("capital_question", "sampling/createMessage")
+            );
         }
         other => panic!("unexpected {other}"),
     }

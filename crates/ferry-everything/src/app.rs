@@ -4,12 +4,14 @@
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use axum::Router;
 use axum::extract::{Form as FormBody, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use axum::Router;
-use ferry_http::{BearerAuth, BearerAuthLayer, HttpConfig, McpService, StaticTokens, TokenVerifier};
+use ferry_http::{
+    BearerAuth, BearerAuthLayer, HttpConfig, McpService, StaticTokens, TokenVerifier,
+};
 use ferry_server::Server;
 use ferry_state::{KeyRing, Sealer};
 use serde::{Deserialize, Serialize};
@@ -32,7 +34,10 @@ struct LinkClaims {
 }
 
 fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 impl SealedLinks {
@@ -59,7 +64,9 @@ impl LinkSigner for SealedLinks {
             principal: principal.to_owned(),
             exp: now() + self.ttl.as_secs(),
         };
-        let token = self.sealer.seal(&serde_json::to_vec(&claims).unwrap_or_default());
+        let token = self
+            .sealer
+            .seal(&serde_json::to_vec(&claims).unwrap_or_default());
         format!("{}/connect?t={token}", self.base)
     }
 }
@@ -94,15 +101,32 @@ fn page(title: &str, body: &str) -> Html<String> {
 }
 
 fn escape(s: &str) -> String {
-    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
 }
 
 async fn show(State(state): State<Arc<PageState>>, Query(q): Query<LinkQuery>) -> Response {
     let Some(claims) = state.links.open(&q.t) else {
-        return (StatusCode::BAD_REQUEST, page("Invalid link", "<p id=\"result\">This link is invalid or has expired.</p>")).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            page(
+                "Invalid link",
+                "<p id=\"result\">This link is invalid or has expired.</p>",
+            ),
+        )
+            .into_response();
     };
     let Some(flow) = state.connections.get(&claims.flow) else {
-        return (StatusCode::NOT_FOUND, page("Unknown request", "<p id=\"result\">This connection request does not exist.</p>")).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            page(
+                "Unknown request",
+                "<p id=\"result\">This connection request does not exist.</p>",
+            ),
+        )
+            .into_response();
     };
     let sign_in = if claims.principal.is_empty() {
         String::new()
@@ -123,7 +147,14 @@ async fn show(State(state): State<Arc<PageState>>, Query(q): Query<LinkQuery>) -
 
 async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submit>) -> Response {
     let Some(claims) = state.links.open(&f.t) else {
-        return (StatusCode::BAD_REQUEST, page("Invalid link", "<p id=\"result\">This link is invalid or has expired.</p>")).into_response();
+        return (
+            StatusCode::BAD_REQUEST,
+            page(
+                "Invalid link",
+                "<p id=\"result\">This link is invalid or has expired.</p>",
+            ),
+        )
+            .into_response();
     };
     // The person on the page must be the one who started the connection.
     let who = if claims.principal.is_empty() {
@@ -132,19 +163,42 @@ async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submi
         state.tokens.verify(&f.token).map(|p| p.id().to_owned())
     };
     if who.as_deref() != Some(claims.principal.as_str()) {
-        return (StatusCode::FORBIDDEN, page("Not allowed", "<p id=\"result\">This connection request belongs to someone else.</p>")).into_response();
+        return (
+            StatusCode::FORBIDDEN,
+            page(
+                "Not allowed",
+                "<p id=\"result\">This connection request belongs to someone else.</p>",
+            ),
+        )
+            .into_response();
     }
     if !state.connections.complete(&claims.flow) {
-        return (StatusCode::NOT_FOUND, page("Unknown request", "<p id=\"result\">This connection request does not exist.</p>")).into_response();
+        return (
+            StatusCode::NOT_FOUND,
+            page(
+                "Unknown request",
+                "<p id=\"result\">This connection request does not exist.</p>",
+            ),
+        )
+            .into_response();
     }
-    page("Connected", "<p id=\"result\">Connected. You can close this page and return to your client.</p>").into_response()
+    page(
+        "Connected",
+        "<p id=\"result\">Connected. You can close this page and return to your client.</p>",
+    )
+    .into_response()
 }
 
 /// The MCP endpoint, behind bearer authentication when dev tokens are configured.
 pub type Endpoint = tower::util::Either<McpService, BearerAuth<McpService>>;
 
 /// The MCP endpoint service (mount it at `/mcp`).
-pub fn endpoint(server: Server, config: HttpConfig, tokens: &StaticTokens, require_auth: bool) -> Endpoint {
+pub fn endpoint(
+    server: Server,
+    config: HttpConfig,
+    tokens: &StaticTokens,
+    require_auth: bool,
+) -> Endpoint {
     let mcp = McpService::new(server, config);
     if tokens.is_empty() {
         tower::util::Either::Left(mcp)
@@ -165,7 +219,12 @@ pub fn pages(state: Arc<PageState>) -> Router {
 }
 
 /// The full application as one axum router: `/mcp` and the connect page.
-pub fn router(server: Server, config: HttpConfig, state: Arc<PageState>, require_auth: bool) -> Router {
+pub fn router(
+    server: Server,
+    config: HttpConfig,
+    state: Arc<PageState>,
+    require_auth: bool,
+) -> Router {
     let mcp = endpoint(server, config, &state.tokens, require_auth);
     Router::new().route_service("/mcp", mcp).merge(pages(state))
 }

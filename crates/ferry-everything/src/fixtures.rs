@@ -21,8 +21,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// A 1x1 PNG.
-pub const PNG_B64: &str =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+pub const PNG_B64: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 /// A tiny 8 kHz 16-bit mono WAV.
 pub const WAV_B64: &str = "UklGRiYAAABXQVZFZm10IBAAAAABAAEAQB8AAAB9AAACABAAZGF0YQIAAAA=";
 
@@ -271,11 +270,17 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
             .description("Asks for the user's name (MRTR, elicitation)")
             .stateless_answers()
             .handler(|ctx: Context, _: NoArgs| async move {
-                Ok(match ctx.elicit::<Name>("What is your name?").key("user_name").await? {
-                    Elicitation::Accept(n) => format!("Hello, {}!", n.name),
-                    Elicitation::Decline => "The user declined to give a name.".to_owned(),
-                    Elicitation::Cancel => "The user cancelled.".to_owned(),
-                })
+                Ok(
+                    match ctx
+                        .elicit::<Name>("What is your name?")
+                        .key("user_name")
+                        .await?
+                    {
+                        Elicitation::Accept(n) => format!("Hello, {}!", n.name),
+                        Elicitation::Decline => "The user declined to give a name.".to_owned(),
+                        Elicitation::Cancel => "The user cancelled.".to_owned(),
+                    },
+                )
             }),
     )
     .tool(
@@ -300,12 +305,16 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
     )
     .tool(
         tool("test_input_required_result_request_state")
-            .description("Asks for a confirmation; the answer must come back with the sealed requestState")
+            .description(
+                "Asks for a confirmation; the answer must come back with the sealed requestState",
+            )
             .handler(|ctx: Context, _: NoArgs| async move {
-                Ok(match ctx.elicit::<Ok>("Please confirm").key("confirm").await? {
-                    Elicitation::Accept(Ok { ok }) => format!("state-ok: confirmed={ok}"),
-                    _ => "state-ok: not confirmed".to_owned(),
-                })
+                Ok(
+                    match ctx.elicit::<Ok>("Please confirm").key("confirm").await? {
+                        Elicitation::Accept(Ok { ok }) => format!("state-ok: confirmed={ok}"),
+                        _ => "state-ok: not confirmed".to_owned(),
+                    },
+                )
             }),
     )
     .tool(
@@ -315,11 +324,15 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
                 let (name, greeting, roots) = ctx
                     .ask_all((
                         ctx.elicit::<Name>("What is your name?").key("user_name"),
-                        ctx.sample(sampling("Generate a greeting", 50)).key("greeting"),
+                        ctx.sample(sampling("Generate a greeting", 50))
+                            .key("greeting"),
                         ctx.roots().key("client_roots"),
                     ))
                     .await?;
-                let name = name.accepted().map(|n| n.name).unwrap_or_else(|| "(no name)".into());
+                let name = name
+                    .accepted()
+                    .map(|n| n.name)
+                    .unwrap_or_else(|| "(no name)".into());
                 Ok(format!(
                     "name={name}; greeting={}; roots={}",
                     greeting.content.text(),
@@ -331,8 +344,14 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
         tool("test_input_required_result_multi_round")
             .description("Asks two questions in two rounds")
             .handler(|ctx: Context, _: NoArgs| async move {
-                let name = ctx.elicit::<Name>("Step 1: What is your name?").key("step1").await?;
-                let color = ctx.elicit::<Color>("Step 2: What is your favorite color?").key("step2").await?;
+                let name = ctx
+                    .elicit::<Name>("Step 1: What is your name?")
+                    .key("step1")
+                    .await?;
+                let color = ctx
+                    .elicit::<Color>("Step 2: What is your favorite color?")
+                    .key("step2")
+                    .await?;
                 let name = name.accepted().map(|n| n.name).unwrap_or_default();
                 let color = color.accepted().map(|c| c.color).unwrap_or_default();
                 Ok(format!("{name} likes {color}"))
@@ -340,12 +359,16 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
     )
     .tool(
         tool("test_input_required_result_tampered_state")
-            .description("Asks for a confirmation bound to a sealed requestState; tampering is refused")
+            .description(
+                "Asks for a confirmation bound to a sealed requestState; tampering is refused",
+            )
             .handler(|ctx: Context, _: NoArgs| async move {
-                Ok(match ctx.elicit::<Ok>("Please confirm").key("confirm").await? {
-                    Elicitation::Accept(Ok { ok }) => format!("confirmed={ok}"),
-                    _ => "not confirmed".to_owned(),
-                })
+                Ok(
+                    match ctx.elicit::<Ok>("Please confirm").key("confirm").await? {
+                        Elicitation::Accept(Ok { ok }) => format!("confirmed={ok}"),
+                        _ => "not confirmed".to_owned(),
+                    },
+                )
             }),
     )
     .tool(
@@ -355,11 +378,20 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
                 let caps = ctx.client_capabilities().clone();
                 let mut parts = Vec::new();
                 if caps.supports_elicitation_form() {
-                    let n = ctx.elicit::<Name>("What is your name?").key("user_name").await?;
-                    parts.push(format!("name={}", n.accepted().map(|n| n.name).unwrap_or_default()));
+                    let n = ctx
+                        .elicit::<Name>("What is your name?")
+                        .key("user_name")
+                        .await?;
+                    parts.push(format!(
+                        "name={}",
+                        n.accepted().map(|n| n.name).unwrap_or_default()
+                    ));
                 }
                 if caps.supports_sampling() {
-                    let s = ctx.sample(sampling("Say hello", 20)).key("greeting").await?;
+                    let s = ctx
+                        .sample(sampling("Say hello", 20))
+                        .key("greeting")
+                        .await?;
                     parts.push(format!("greeting={}", s.content.text()));
                 }
                 if caps.supports_roots() {
@@ -367,10 +399,12 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
                     parts.push(format!("roots={}", r.len()));
                 }
                 if parts.is_empty() {
-                    return Err(Error::protocol(ferry_protocol::ErrorObject::missing_capability(
-                        "Server requires elicitation, sampling or roots for this request",
-                        json!({"elicitation": {}}),
-                    )));
+                    return Err(Error::protocol(
+                        ferry_protocol::ErrorObject::missing_capability(
+                            "Server requires elicitation, sampling or roots for this request",
+                            json!({"elicitation": {}}),
+                        ),
+                    ));
                 }
                 Ok(parts.join("; "))
             }),
@@ -379,10 +413,16 @@ fn mrtr_tools(b: ServerBuilder) -> ServerBuilder {
         tool("test_streaming_elicitation")
             .description("Asks for input through MRTR, never on the response stream")
             .handler(|ctx: Context, _: NoArgs| async move {
-                Ok(match ctx.elicit::<Name>("What is your name?").key("user_name").await? {
-                    Elicitation::Accept(n) => format!("Hello, {}!", n.name),
-                    _ => "No name given".to_owned(),
-                })
+                Ok(
+                    match ctx
+                        .elicit::<Name>("What is your name?")
+                        .key("user_name")
+                        .await?
+                    {
+                        Elicitation::Accept(n) => format!("Hello, {}!", n.name),
+                        _ => "No name given".to_owned(),
+                    },
+                )
             }),
     )
 }
@@ -465,7 +505,10 @@ fn form(value: Value) -> Result<FormSchema> {
 
 fn describe(answer: Elicitation<ferry_server::FormAnswers>) -> String {
     match answer {
-        Elicitation::Accept(a) => format!("Elicitation completed: action=accept, content={}", Value::Object(a.0)),
+        Elicitation::Accept(a) => format!(
+            "Elicitation completed: action=accept, content={}",
+            Value::Object(a.0)
+        ),
         Elicitation::Decline => "Elicitation completed: action=decline".to_owned(),
         Elicitation::Cancel => "Elicitation completed: action=cancel".to_owned(),
     }
@@ -500,10 +543,14 @@ fn resources(b: ServerBuilder) -> ServerBuilder {
         resource_template("test://template/{id}/data", "template-data")
             .description("JSON data for an id")
             .mime_type("application/json")
-            .complete("id", |_: Context, req| async move { Ok(complete_from(["1", "2", "3", "123"], &req.value)) })
+            .complete("id", |_: Context, req| async move {
+                Ok(complete_from(["1", "2", "3", "123"], &req.value))
+            })
             .handler(|_: Context, req: ResourceRequest| async move {
                 let id = req.param("id").unwrap_or_default().to_owned();
-                let text = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")}).to_string();
+                let text =
+                    json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")})
+                        .to_string();
                 Ok(TextResourceContents::new(req.uri, text).with_mime_type("application/json"))
             }),
     )
@@ -514,7 +561,9 @@ fn prompts(b: ServerBuilder) -> ServerBuilder {
         prompt("test_simple_prompt")
             .description("A prompt without arguments")
             .handler(|_: Context, _: PromptArguments| async {
-                Ok(PromptMessage::user_text("This is a simple prompt for testing."))
+                Ok(PromptMessage::user_text(
+                    "This is a simple prompt for testing.",
+                ))
             }),
     )
     .prompt(
@@ -523,7 +572,10 @@ fn prompts(b: ServerBuilder) -> ServerBuilder {
             .argument("arg1", "First test argument", true)
             .argument("arg2", "Second test argument", true)
             .complete("arg1", |_: Context, req| async move {
-                Ok(complete_from(["test", "testValue1", "testing", "other"], &req.value))
+                Ok(complete_from(
+                    ["test", "testValue1", "testing", "other"],
+                    &req.value,
+                ))
             })
             .handler(|_: Context, args: PromptArguments| async move {
                 Ok(PromptMessage::user_text(format!(
@@ -578,7 +630,9 @@ fn prompts(b: ServerBuilder) -> ServerBuilder {
 /// Decodes base64 fixtures known to be valid.
 pub fn base64_decode(s: &str) -> Vec<u8> {
     use base64::Engine;
-    base64::engine::general_purpose::STANDARD.decode(s).unwrap_or_default()
+    base64::engine::general_purpose::STANDARD
+        .decode(s)
+        .unwrap_or_default()
 }
 
 /// The `echo` tool: returns its text as one text block (the benchmarks call it).

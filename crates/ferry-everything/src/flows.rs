@@ -6,7 +6,9 @@ use std::io::Cursor;
 use std::sync::Arc;
 
 use ferry_protocol::content::ContentBlock;
-use ferry_server::{Context, Elicitation, Error, Form, FormEnum, Result, ServerBuilder, UrlConsent, tool};
+use ferry_server::{
+    Context, Elicitation, Error, Form, FormEnum, Result, ServerBuilder, UrlConsent, tool,
+};
 use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -124,9 +126,10 @@ impl Connections {
         let mut flows = self.flows.lock();
         // Bounded: forget the oldest when a flood of unfinished flows piles up.
         if flows.len() >= 10_000
-            && let Some(k) = flows.keys().next().cloned() {
-                flows.remove(&k);
-            }
+            && let Some(k) = flows.keys().next().cloned()
+        {
+            flows.remove(&k);
+        }
         flows.insert(
             id.clone(),
             Flow {
@@ -160,7 +163,11 @@ pub trait LinkSigner: Send + Sync + 'static {
 }
 
 /// Registers the flows.
-pub fn register(builder: ServerBuilder, connections: Arc<Connections>, links: Arc<dyn LinkSigner>) -> ServerBuilder {
+pub fn register(
+    builder: ServerBuilder,
+    connections: Arc<Connections>,
+    links: Arc<dyn LinkSigner>,
+) -> ServerBuilder {
     builder
         .tool(
             tool("confirm_delete")
@@ -214,10 +221,24 @@ pub fn register(builder: ServerBuilder, connections: Arc<Connections>, links: Ar
         )
 }
 
-async fn connect(ctx: Context, args: ConnectArgs, connections: &Connections, links: &dyn LinkSigner) -> Result<String> {
-    let principal = ctx.principal().map(|p| p.id().to_owned()).unwrap_or_default();
+async fn connect(
+    ctx: Context,
+    args: ConnectArgs,
+    connections: &Connections,
+    links: &dyn LinkSigner,
+) -> Result<String> {
+    let principal = ctx
+        .principal()
+        .map(|p| p.id().to_owned())
+        .unwrap_or_default();
     let mut progress = match ctx.state::<ConnectProgress>() {
-        Some(p) if connections.get(&p.flow).is_some_and(|f| f.principal == principal) => p,
+        Some(p)
+            if connections
+                .get(&p.flow)
+                .is_some_and(|f| f.principal == principal) =>
+        {
+            p
+        }
         _ => ConnectProgress {
             flow: connections.start(&principal, &args.service),
             attempt: 1,
@@ -229,11 +250,17 @@ async fn connect(ctx: Context, args: ConnectArgs, connections: &Connections, lin
             return Ok(format!("Connected {}", args.service));
         }
         if progress.attempt > 20 {
-            return Ok(format!("Gave up connecting {}: the page was not finished", args.service));
+            return Ok(format!(
+                "Gave up connecting {}: the page was not finished",
+                args.service
+            ));
         }
         ctx.set_state(&progress)?;
         let consent = ctx
-            .elicit_url(format!("Open this page to connect your {} account.", args.service), url.clone())
+            .elicit_url(
+                format!("Open this page to connect your {} account.", args.service),
+                url.clone(),
+            )
             .key(format!("connect-{}", progress.attempt))
             .await?;
         match consent {
@@ -247,7 +274,8 @@ async fn connect(ctx: Context, args: ConnectArgs, connections: &Connections, lin
                     std::time::Duration::from_millis(500)
                 };
                 if connections.wait_completed(&progress.flow, wait).await {
-                    ctx.complete_url_elicitation(&format!("connect-{}", progress.attempt)).await;
+                    ctx.complete_url_elicitation(&format!("connect-{}", progress.attempt))
+                        .await;
                     return Ok(format!("Connected {}", args.service));
                 }
                 progress.attempt += 1;
@@ -267,14 +295,23 @@ fn ratio_name(r: AspectRatio) -> &'static str {
 }
 
 /// Draws a small gradient whose colours come from the prompt.
-pub fn render(prompt: &str, ratio: AspectRatio) -> std::result::Result<Vec<u8>, png::EncodingError> {
+pub fn render(
+    prompt: &str,
+    ratio: AspectRatio,
+) -> std::result::Result<Vec<u8>, png::EncodingError> {
     let (w, h) = match ratio {
         AspectRatio::Landscape => (64u32, 36u32),
         AspectRatio::Square => (48, 48),
         AspectRatio::Portrait => (36, 64),
     };
-    let seed = prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3));
-    let base = [(seed & 0xff) as u8, ((seed >> 8) & 0xff) as u8, ((seed >> 16) & 0xff) as u8];
+    let seed = prompt.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    });
+    let base = [
+        (seed & 0xff) as u8,
+        ((seed >> 8) & 0xff) as u8,
+        ((seed >> 16) & 0xff) as u8,
+    ];
     let mut pixels = Vec::with_capacity((w * h * 3) as usize);
     for y in 0..h {
         for x in 0..w {

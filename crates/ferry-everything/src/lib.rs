@@ -62,7 +62,11 @@ pub struct Everything {
 #[allow(deprecated)]
 pub fn build(options: Options) -> Result<Everything, BuildError> {
     let connections = Arc::new(Connections::default());
-    let links = Arc::new(SealedLinks::new(KeyRing::random(), options.public_url.clone(), Duration::from_secs(600)));
+    let links = Arc::new(SealedLinks::new(
+        KeyRing::random(),
+        options.public_url.clone(),
+        Duration::from_secs(600),
+    ));
     let mut builder: ServerBuilder = Server::builder("ferry-everything", env!("CARGO_PKG_VERSION"))
         .title("Ferry everything server")
         .instructions(

@@ -33,7 +33,12 @@ struct Args {
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     state_ttl: u64,
     /// requestState keys as "kid:base64key,..." (the first seals); also FERRY_STATE_KEYS.
-    #[arg(long, env = "FERRY_STATE_KEYS", value_name = "KEYS", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "FERRY_STATE_KEYS",
+        value_name = "KEYS",
+        hide_env_values = true
+    )]
     state_keys: Option<String>,
     /// Keep single-use redemptions in this file (default: in memory).
     #[arg(long, value_name = "PATH")]
@@ -67,7 +72,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         let (name, token) = spec
             .split_once('=')
             .filter(|(n, t)| !n.is_empty() && !t.is_empty())
-            .ok_or_else(|| format!("--dev-token expects NAME=TOKEN, got {:?}", spec.split('=').next().unwrap_or("")))?;
+            .ok_or_else(|| {
+                format!(
+                    "--dev-token expects NAME=TOKEN, got {:?}",
+                    spec.split('=').next().unwrap_or("")
+                )
+            })?;
         tokens = tokens.with(name, token);
     }
     let state_keys = match &args.state_keys {
@@ -104,7 +114,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         tokens,
     });
     let server = everything.server.clone();
-    let mcp = endpoint(everything.server, HttpConfig::default(), &state.tokens, args.require_auth);
+    let mcp = endpoint(
+        everything.server,
+        HttpConfig::default(),
+        &state.tokens,
+        args.require_auth,
+    );
     let app = pages(state);
     tracing::info!("serving MCP at http://{local}/mcp");
     let shutdown_server = server.clone();

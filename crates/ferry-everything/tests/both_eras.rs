@@ -49,7 +49,9 @@ fn user(http: reqwest::Client) -> FnHandler {
 }
 
 async fn http_server() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let everything = build(Options {
         public_url: format!("http://{addr}"),
@@ -73,7 +75,11 @@ async fn exercise(client: &Client, era: &str) {
         .call_tool("confirm_delete", json!({"path": "/tmp/a"}))
         .await
         .unwrap_or_else(|e| panic!("{era}: confirm_delete: {e}"));
-    assert_eq!(deleted.content[0].as_text(), Some("Deleted /tmp/a"), "{era}");
+    assert_eq!(
+        deleted.content[0].as_text(),
+        Some("Deleted /tmp/a"),
+        "{era}"
+    );
 
     let image = client
         .call_tool("generate_image", json!({"prompt": "a calm sea"}))
@@ -81,7 +87,9 @@ async fn exercise(client: &Client, era: &str) {
         .unwrap_or_else(|e| panic!("{era}: generate_image: {e}"));
     assert_eq!(image.content[0].type_name(), "image", "{era}: {image:?}");
     assert!(
-        image.content[1].as_text().is_some_and(|t| t.contains("1:1")),
+        image.content[1]
+            .as_text()
+            .is_some_and(|t| t.contains("1:1")),
         "{era}: {image:?}"
     );
 
@@ -89,13 +97,20 @@ async fn exercise(client: &Client, era: &str) {
         .call_tool("connect_account", json!({"service": "github"}))
         .await
         .unwrap_or_else(|e| panic!("{era}: connect_account: {e}"));
-    assert_eq!(connected.content[0].as_text(), Some("Connected github"), "{era}");
+    assert_eq!(
+        connected.content[0].as_text(),
+        Some("Connected github"),
+        "{era}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn same_tools_on_both_eras_over_http() {
     let addr = http_server().await;
-    for (mode, era) in [(EraMode::Modern, "2026-07-28"), (EraMode::Legacy, "2025-11-25")] {
+    for (mode, era) in [
+        (EraMode::Modern, "2026-07-28"),
+        (EraMode::Legacy, "2025-11-25"),
+    ] {
         let client = Client::builder()
             .http(format!("http://{addr}/mcp"))
             .era(mode)
@@ -116,7 +131,10 @@ async fn same_tools_on_both_eras_over_stdio() {
         .and_then(|l| l.local_addr())
         .expect("free port")
         .port();
-    for (mode, era) in [(EraMode::Modern, "2026-07-28"), (EraMode::Legacy, "2025-11-25")] {
+    for (mode, era) in [
+        (EraMode::Modern, "2026-07-28"),
+        (EraMode::Legacy, "2025-11-25"),
+    ] {
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferry-everything"));
         cmd.args(["--stdio", "--http", &format!("127.0.0.1:{port}")]);
         let client = Client::builder()

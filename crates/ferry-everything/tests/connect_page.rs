@@ -147,13 +147,23 @@ impl Driver {
             .as_str()
             .unwrap_or_else(|| panic!("no WebDriver session: {created}"))
             .to_owned();
-        Driver {
+        let driver = Driver {
             child,
             base,
             http,
             session,
             _profile: profile,
-        }
+        };
+        // A form submission navigates after the click returns: element lookups wait for the
+        // next page instead of failing on the one being left.
+        driver
+            .cmd(
+                reqwest::Method::POST,
+                "/timeouts",
+                Some(json!({"implicit": 10_000})),
+            )
+            .await;
+        driver
     }
 
     async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {

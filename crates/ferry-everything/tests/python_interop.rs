@@ -23,7 +23,10 @@ fn python_ready() -> bool {
         .args(["-c", "import mcp"])
         .status()
         .is_ok_and(|s| s.success());
-    if !ok && (std::env::var_os("FERRY_CI").is_some() || std::env::var_os("FERRY_REQUIRE_INTEROP").is_some()) {
+    if !ok
+        && (std::env::var_os("FERRY_CI").is_some()
+            || std::env::var_os("FERRY_REQUIRE_INTEROP").is_some())
+    {
         panic!("python3 with mcp==2.3.0 is required here: python3 -m pip install mcp==2.3.0");
     }
     ok
@@ -66,7 +69,9 @@ async fn python_client_over_http_in_every_mode() {
         eprintln!("skipped: python3 with mcp==2.3.0 not installed");
         return;
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let addr = listener.local_addr().expect("addr");
     let everything = build(Options::default()).expect("server builds");
     let state = Arc::new(PageState {
@@ -79,7 +84,11 @@ async fn python_client_over_http_in_every_mode() {
         let _ = axum::serve(listener, app.into_make_service()).await;
     });
     let url = format!("http://{addr}/mcp");
-    for (mode, protocol) in [("2026-07-28", "2026-07-28"), ("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+    for (mode, protocol) in [
+        ("2026-07-28", "2026-07-28"),
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+    ] {
         for action in ["accept", "decline", "cancel"] {
             check(&run(url.clone(), mode, action).await, protocol, action);
         }
@@ -93,8 +102,20 @@ async fn python_client_over_stdio_in_every_mode() {
         return;
     }
     let target = format!("stdio:{}", env!("CARGO_BIN_EXE_ferry-everything"));
-    for (mode, protocol) in [("2026-07-28", "2026-07-28"), ("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
-        check(&run(target.clone(), mode, "accept").await, protocol, "accept");
+    for (mode, protocol) in [
+        ("2026-07-28", "2026-07-28"),
+        ("auto", "2026-07-28"),
+        ("legacy", "2025-11-25"),
+    ] {
+        check(
+            &run(target.clone(), mode, "accept").await,
+            protocol,
+            "accept",
+        );
     }
-    check(&run(target, "legacy", "decline").await, "2025-11-25", "decline");
+    check(
+        &run(target, "legacy", "decline").await,
+        "2025-11-25",
+        "decline",
+    );
 }

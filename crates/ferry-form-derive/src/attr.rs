@@ -156,7 +156,8 @@ pub(crate) fn container_form(attrs: &[Attribute]) -> syn::Result<ContainerForm> 
 /// the `ferry` facade or `ferry-server`, which re-export it as `form`.
 fn default_crate_path() -> TokenStream {
     use proc_macro_crate::{FoundCrate, crate_name};
-    let ident = |name: &str| syn::Ident::new(&name.replace('-', "_"), proc_macro2::Span::call_site());
+    let ident =
+        |name: &str| syn::Ident::new(&name.replace('-', "_"), proc_macro2::Span::call_site());
     match crate_name("ferry-form") {
         Ok(FoundCrate::Name(name)) => {
             let name = ident(&name);

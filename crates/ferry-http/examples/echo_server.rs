@@ -18,14 +18,23 @@ struct EchoArgs {
 
 #[tokio::main]
 async fn main() -> std::io::Result<()> {
-    let addr = std::env::args().nth(1).unwrap_or_else(|| "127.0.0.1:3000".into());
+    let addr = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:3000".into());
     let server = Server::builder("echo-server", "1.0.0")
-        .tool(tool("echo").description("Returns its text").handler(
-            |_ctx: Context, args: EchoArgs| async move { Ok(args.text) },
-        ))
+        .tool(
+            tool("echo")
+                .description("Returns its text")
+                .handler(|_ctx: Context, args: EchoArgs| async move { Ok(args.text) }),
+        )
         .build()
         .expect("valid definitions");
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
-    ferry_http::serve(listener, "/mcp", McpService::new(server, HttpConfig::default())).await
+    ferry_http::serve(
+        listener,
+        "/mcp",
+        McpService::new(server, HttpConfig::default()),
+    )
+    .await
 }

@@ -60,7 +60,8 @@ impl McpBody {
     /// A `subscriptions/listen` stream as SSE, with keep-alive comments every
     /// `keep_alive` while it is quiet.
     pub(crate) fn listen(stream: ListenStream, keep_alive: Duration) -> Self {
-        let mut interval = tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
+        let mut interval =
+            tokio::time::interval_at(tokio::time::Instant::now() + keep_alive, keep_alive);
         interval.set_missed_tick_behavior(MissedTickBehavior::Delay);
         McpBody {
             kind: Kind::Listen(Box::new(ListenState {
@@ -130,7 +131,9 @@ impl Body for McpBody {
                     return Poll::Ready(None);
                 }
                 match Pin::new(&mut l.stream).poll_next(cx) {
-                    Poll::Ready(Some(msg)) => return Poll::Ready(Some(Ok(Frame::data(event(&msg))))),
+                    Poll::Ready(Some(msg)) => {
+                        return Poll::Ready(Some(Ok(Frame::data(event(&msg)))));
+                    }
                     Poll::Ready(None) => {
                         l.done = true;
                         return Poll::Ready(None);

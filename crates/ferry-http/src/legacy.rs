@@ -54,10 +54,11 @@ impl StreamLog {
         }
         self.events.push_back((seq, data.clone()));
         if let Some(tx) = &self.live
-            && tx.try_send((seq, data, last)).is_err() {
-                // The reader is gone or slow: it resumes from the log.
-                self.live = None;
-            }
+            && tx.try_send((seq, data, last)).is_err()
+        {
+            // The reader is gone or slow: it resumes from the log.
+            self.live = None;
+        }
         seq
     }
 }
@@ -85,16 +86,22 @@ impl Streams {
         all.retain(|id, s| id == session || !s.streams.is_empty());
         let s = all.entry(session.to_owned()).or_default();
         if s.streams.len() >= STREAMS_PER_SESSION
-            && let Some(oldest) = s.streams.keys().min().copied() {
-                s.streams.remove(&oldest);
-            }
+            && let Some(oldest) = s.streams.keys().min().copied()
+        {
+            s.streams.remove(&oldest);
+        }
         s.next += 1;
         let n = s.next;
         s.streams.insert(n, StreamLog::new());
         n
     }
 
-    fn with<R>(&self, session: &str, stream: u64, f: impl FnOnce(&mut StreamLog) -> R) -> Option<R> {
+    fn with<R>(
+        &self,
+        session: &str,
+        stream: u64,
+        f: impl FnOnce(&mut StreamLog) -> R,
+    ) -> Option<R> {
         let mut all = self.sessions.lock();
         all.get_mut(session)?.streams.get_mut(&stream).map(f)
     }
@@ -132,7 +139,11 @@ fn json(reply: Reply) -> Response<McpBody> {
 /// Runs a session's request as its own task, so a disconnect does not stop it. The
 /// response is JSON when the handler sends nothing first; otherwise an SSE stream with
 /// resumable event ids.
-pub(crate) async fn run_call(streams: Arc<Streams>, session: Arc<Session>, call: PendingCall) -> Response<McpBody> {
+pub(crate) async fn run_call(
+    streams: Arc<Streams>,
+    session: Arc<Session>,
+    call: PendingCall,
+) -> Response<McpBody> {
     let n = streams.open(session.id());
     let (out_tx, mut out_rx) = mpsc::channel::<Bytes>(32);
     let (live_tx, mut live_rx) = mpsc::channel::<Event>(64);
@@ -188,16 +199,24 @@ pub(crate) async fn run_call(streams: Arc<Streams>, session: Arc<Session>, call:
 
 /// `GET` on the endpoint: with `Last-Event-ID`, resumes that stream; otherwise opens the
 /// session's standalone stream.
-pub(crate) fn get(streams: &Arc<Streams>, server: &Server, headers: &HeaderMap, keep_alive: Duration) -> Response<McpBody> {
+pub(crate) fn get(
+    streams: &Arc<Streams>,
+    server: &Server,
+    headers: &HeaderMap,
+    keep_alive: Duration,
+) -> Response<McpBody> {
     let Some(session) = session_from(server, headers) else {
         return not_found_or_not_allowed(headers);
     };
     if let Some(last) = headers
         .get(ferry_protocol::headers::LAST_EVENT_ID)
         .and_then(|v| v.to_str().ok())
-        && let Some((stream, seq)) = last.split_once('-').and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?))) {
-            return resume(streams, &session, stream, seq);
-        }
+        && let Some((stream, seq)) = last
+            .split_once('-')
+            .and_then(|(a, b)| Some((a.parse::<u64>().ok()?, b.parse::<u64>().ok()?)))
+    {
+        return resume(streams, &session, stream, seq);
+    }
     // The standalone stream: server notifications and requests not tied to a request.
     let n = streams.open(session.id());
     let (tx, rx) = mpsc::channel::<Bytes>(64);
@@ -231,7 +250,12 @@ pub(crate) fn get(streams: &Arc<Streams>, server: &Server, headers: &HeaderMap, 
     sse(rx)
 }
 
-fn resume(streams: &Arc<Streams>, session: &Arc<Session>, stream: u64, after: u64) -> Response<McpBody> {
+fn resume(
+    streams: &Arc<Streams>,
+    session: &Arc<Session>,
+    stream: u64,
+    after: u64,
+) -> Response<McpBody> {
     let (tx, rx) = mpsc::channel::<Bytes>(WINDOW + 64);
     let (live_tx, mut live_rx) = mpsc::channel::<Event>(64);
     let found = streams.with(session.id(), stream, |log| {
@@ -276,7 +300,10 @@ pub(crate) fn delete(streams: &Streams, server: &Server, headers: &HeaderMap) ->
 }
 
 fn session_from(server: &Server, headers: &HeaderMap) -> Option<Arc<Session>> {
-    let id = headers.get(ferry_protocol::headers::SESSION_ID)?.to_str().ok()?;
+    let id = headers
+        .get(ferry_protocol::headers::SESSION_ID)?
+        .to_str()
+        .ok()?;
     server.session(id)
 }
 

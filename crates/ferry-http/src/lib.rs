@@ -40,5 +40,7 @@ mod service;
 pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
 pub use body::McpBody;
 pub use config::{HttpConfig, OriginPolicy};
-pub use serve::{NotFound, ServeOptions, bind_and_serve, serve, serve_app, serve_with_shutdown, shutdown_signal};
+pub use serve::{
+    NotFound, ServeOptions, bind_and_serve, serve, serve_app, serve_with_shutdown, shutdown_signal,
+};
 pub use service::McpService;

@@ -37,7 +37,15 @@ where
         path: path.to_owned(),
         http2: service.config().http2,
     };
-    serve_app(listener, &server, service, None::<NotFound>, &options, shutdown).await
+    serve_app(
+        listener,
+        &server,
+        service,
+        None::<NotFound>,
+        &options,
+        shutdown,
+    )
+    .await
 }
 
 /// Where the MCP endpoint is and which protocols the listener speaks.
@@ -67,7 +75,10 @@ impl<B> tower_service::Service<Request<B>> for NotFound {
     type Error = Infallible;
     type Future = std::future::Ready<Result<Response<McpBody>, Infallible>>;
 
-    fn poll_ready(&mut self, _cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), Infallible>> {
+    fn poll_ready(
+        &mut self,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Infallible>> {
         std::task::Poll::Ready(Ok(()))
     }
 
@@ -141,19 +152,21 @@ where
             let app = app.clone();
             async move {
                 use tower_service::Service as _;
-                let r = if on_endpoint {
+
+                if on_endpoint {
                     mcp.call(req).await.map(|r| r.map(Either::Left))
                 } else {
                     match app {
                         Some(mut app) => app.call(req).await.map(|r| r.map(Either::Right)),
                         None => NotFound.call(req).await.map(|r| r.map(Either::Left)),
                     }
-                };
-                r
+                }
             }
         });
         if options.http2 {
-            let conn = builder.serve_connection(TokioIo::new(stream), hyper_svc).into_owned();
+            let conn = builder
+                .serve_connection(TokioIo::new(stream), hyper_svc)
+                .into_owned();
             let conn = graceful.watch(conn);
             tokio::spawn(async move {
                 if let Err(e) = conn.await {

@@ -146,7 +146,10 @@ where
         );
     }
     // GET and DELETE exist only for 2025-11-25 sessions; everything else is POST.
-    let with_session = server.serves_legacy() && req.headers().contains_key(ferry_protocol::headers::SESSION_ID);
+    let with_session = server.serves_legacy()
+        && req
+            .headers()
+            .contains_key(ferry_protocol::headers::SESSION_ID);
     if with_session && req.method() == Method::GET {
         return legacy::get(&streams, &server, req.headers(), config.keep_alive);
     }
@@ -288,6 +291,7 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
         Streaming::Always => match call.into_listen() {
             Ok(stream) => sse_response(McpBody::listen(stream, config.keep_alive)),
             Err(call) => {
+                let call = *call;
                 let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
                 let fut = call.run(Outbound::channel(tx));
                 sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
@@ -298,7 +302,10 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
 
 /// Like `tokio::time::timeout`, but a future that is ready at once (a body that arrived
 /// with its headers, a handler that never waits) costs no timer.
-async fn deadline<F: Future>(limit: std::time::Duration, fut: F) -> Result<F::Output, tokio::time::error::Elapsed> {
+async fn deadline<F: Future>(
+    limit: std::time::Duration,
+    fut: F,
+) -> Result<F::Output, tokio::time::error::Elapsed> {
     let mut fut = std::pin::pin!(fut);
     if let Some(out) = futures::FutureExt::now_or_never(fut.as_mut()) {
         return Ok(out);

@@ -35,36 +35,50 @@ impl Drop for Endpoint {
     }
 }
 
-async fn endpoint(configure: impl FnOnce(ferry_server::ServerBuilder) -> ferry_server::ServerBuilder) -> Endpoint {
+async fn endpoint(
+    configure: impl FnOnce(ferry_server::ServerBuilder) -> ferry_server::ServerBuilder,
+) -> Endpoint {
     let gate = Arc::new(Notify::new());
     let g = gate.clone();
     let builder = Server::builder("legacy-test", "1")
-        .tool(tool("confirm").description("Asks first").json_handler(|ctx: Context, _: Value| async move {
-            Ok(match ctx.elicit::<Confirm>("Sure?").await? {
-                Elicitation::Accept(Confirm { confirm: true }) => "yes",
-                _ => "no",
-            })
-        }))
-        .tool(tool("slow").description("Reports progress, then waits").json_handler(
-            move |ctx: Context, _: Value| {
-                let g = g.clone();
-                async move {
-                    ctx.progress(1.0, Some(2.0), Some("half")).await;
-                    g.notified().await;
-                    Ok("finished")
-                }
+        .tool(tool("confirm").description("Asks first").json_handler(
+            |ctx: Context, _: Value| async move {
+                Ok(match ctx.elicit::<Confirm>("Sure?").await? {
+                    Elicitation::Accept(Confirm { confirm: true }) => "yes",
+                    _ => "no",
+                })
             },
         ))
-        .tool(tool("add_tool").description("Changes the tool list").json_handler(
-            |ctx: Context, _: Value| async move {
-                ctx.server()
-                    .add_tool(tool("added").description("New").json_handler(|_: Context, _: Value| async { Ok("") }))
-                    .map_err(|e| ferry_server::Error::execution(e.to_string()))?;
-                Ok("added")
-            },
-        ));
+        .tool(
+            tool("slow")
+                .description("Reports progress, then waits")
+                .json_handler(move |ctx: Context, _: Value| {
+                    let g = g.clone();
+                    async move {
+                        ctx.progress(1.0, Some(2.0), Some("half")).await;
+                        g.notified().await;
+                        Ok("finished")
+                    }
+                }),
+        )
+        .tool(
+            tool("add_tool")
+                .description("Changes the tool list")
+                .json_handler(|ctx: Context, _: Value| async move {
+                    ctx.server()
+                        .add_tool(
+                            tool("added")
+                                .description("New")
+                                .json_handler(|_: Context, _: Value| async { Ok("") }),
+                        )
+                        .map_err(|e| ferry_server::Error::execution(e.to_string()))?;
+                    Ok("added")
+                }),
+        );
     let server = configure(builder).build().expect("server builds");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let (stop, stopped) = oneshot::channel::<()>();
     let service = McpService::new(server, HttpConfig::default());
@@ -92,7 +106,9 @@ impl Endpoint {
             .header("accept", "application/json, text/event-stream")
             .json(body);
         if let Some(s) = session {
-            r = r.header("mcp-session-id", s).header("mcp-protocol-version", "2025-11-25");
+            r = r
+                .header("mcp-session-id", s)
+                .header("mcp-protocol-version", "2025-11-25");
         }
         r
     }
@@ -113,12 +129,22 @@ impl Endpoint {
             .to_str()
             .expect("visible ASCII")
             .to_owned();
-        assert!(sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)), "{sid}");
+        assert!(
+            sid.len() >= 32 && sid.bytes().all(|b| (0x21..=0x7e).contains(&b)),
+            "{sid}"
+        );
         let body: Value = res.json().await.expect("JSON");
         assert_eq!(body["result"]["protocolVersion"], "2025-11-25");
-        assert!(body["result"].get("resultType").is_none(), "legacy results have no resultType");
+        assert!(
+            body["result"].get("resultType").is_none(),
+            "legacy results have no resultType"
+        );
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let res = self.post(Some(&sid), &note).send().await.expect("initialized");
+        let res = self
+            .post(Some(&sid), &note)
+            .send()
+            .await
+            .expect("initialized");
         assert_eq!(res.status(), 202);
         sid
     }
@@ -133,7 +159,10 @@ struct Events {
 impl Events {
     fn new(res: reqwest::Response) -> Self {
         assert!(
-            res.headers()["content-type"].to_str().unwrap_or("").starts_with("text/event-stream"),
+            res.headers()["content-type"]
+                .to_str()
+                .unwrap_or("")
+                .starts_with("text/event-stream"),
             "an SSE response"
         );
         Events {
@@ -149,13 +178,21 @@ impl Events {
                 if let Some(end) = self.buf.windows(2).position(|w| w == b"\n\n") {
                     let block: Vec<u8> = self.buf.drain(..end + 2).collect();
                     let text = String::from_utf8_lossy(&block[..end]).into_owned();
-                    let id = text.lines().find_map(|l| l.strip_prefix("id: ")).map(str::to_owned);
+                    let id = text
+                        .lines()
+                        .find_map(|l| l.strip_prefix("id: "))
+                        .map(str::to_owned);
                     if let Some(data) = text.lines().find_map(|l| l.strip_prefix("data: ")) {
                         return (id, serde_json::from_str(data).expect("JSON data"));
                     }
                     continue;
                 }
-                let chunk = self.stream.next().await.expect("stream open").expect("bytes");
+                let chunk = self
+                    .stream
+                    .next()
+                    .await
+                    .expect("stream open")
+                    .expect("bytes");
                 self.buf.extend_from_slice(&chunk);
             }
         })
@@ -168,16 +205,31 @@ impl Events {
 async fn sessions_are_required_and_named() {
     let ep = endpoint(|b| b).await;
     let sid = ep.initialize().await;
-    let list = ep.post(Some(&sid), &msg(2, "tools/list", json!({}))).send().await.expect("list");
+    let list = ep
+        .post(Some(&sid), &msg(2, "tools/list", json!({})))
+        .send()
+        .await
+        .expect("list");
     let body: Value = list.json().await.expect("JSON");
     assert!(body["result"]["tools"].is_array());
     assert!(body["result"].get("resultType").is_none() && body["result"].get("ttlMs").is_none());
 
     // No session and no modern metadata: refused.
-    let res = ep.post(None, &msg(3, "tools/list", json!({}))).send().await.expect("post");
+    let res = ep
+        .post(None, &msg(3, "tools/list", json!({})))
+        .send()
+        .await
+        .expect("post");
     assert_eq!(res.status(), 400);
     // An unknown session: 404, so the client starts a new one.
-    let res = ep.post(Some("0123456789abcdef0123456789abcdef"), &msg(4, "tools/list", json!({}))).send().await.expect("post");
+    let res = ep
+        .post(
+            Some("0123456789abcdef0123456789abcdef"),
+            &msg(4, "tools/list", json!({})),
+        )
+        .send()
+        .await
+        .expect("post");
     assert_eq!(res.status(), 404);
     // A version other than the negotiated one: 400.
     let res = ep
@@ -192,7 +244,11 @@ async fn sessions_are_required_and_named() {
         .expect("post");
     assert_eq!(res.status(), 400);
     // Ping answers exactly {}.
-    let res = ep.post(Some(&sid), &msg(6, "ping", json!({}))).send().await.expect("ping");
+    let res = ep
+        .post(Some(&sid), &msg(6, "ping", json!({})))
+        .send()
+        .await
+        .expect("ping");
     let body: Value = res.json().await.expect("JSON");
     assert_eq!(body["result"], json!({}));
 }
@@ -219,7 +275,11 @@ async fn server_requests_ride_the_post_stream_and_answers_come_back_as_posts() {
 async fn a_dropped_stream_resumes_with_last_event_id() {
     let ep = endpoint(|b| b).await;
     let sid = ep.initialize().await;
-    let call = msg(8, "tools/call", json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}));
+    let call = msg(
+        8,
+        "tools/call",
+        json!({"name": "slow", "arguments": {}, "_meta": {"progressToken": "p"}}),
+    );
     let res = ep.post(Some(&sid), &call).send().await.expect("call");
     let mut events = Events::new(res);
     let (id, progress) = events.next().await;
@@ -260,7 +320,11 @@ async fn the_get_stream_carries_list_changes() {
         .expect("GET");
     assert_eq!(res.status(), 200);
     let mut stream = Events::new(res);
-    let call = msg(9, "tools/call", json!({"name": "add_tool", "arguments": {}}));
+    let call = msg(
+        9,
+        "tools/call",
+        json!({"name": "add_tool", "arguments": {}}),
+    );
     let res = ep.post(Some(&sid), &call).send().await.expect("call");
     assert_eq!(res.status(), 200);
     let (_, note) = stream.next().await;
@@ -280,16 +344,28 @@ async fn delete_ends_the_session() {
         .await
         .expect("DELETE");
     assert!(res.status().is_success());
-    let res = ep.post(Some(&sid), &msg(10, "ping", json!({}))).send().await.expect("post");
+    let res = ep
+        .post(Some(&sid), &msg(10, "ping", json!({})))
+        .send()
+        .await
+        .expect("post");
     assert_eq!(res.status(), 404);
 }
 
 #[tokio::test]
 async fn idle_sessions_expire_and_the_number_of_sessions_is_capped() {
-    let ep = endpoint(|b| b.session_idle_timeout(Duration::from_millis(100)).max_sessions(2)).await;
+    let ep = endpoint(|b| {
+        b.session_idle_timeout(Duration::from_millis(100))
+            .max_sessions(2)
+    })
+    .await;
     let first = ep.initialize().await;
     tokio::time::sleep(Duration::from_millis(200)).await;
-    let res = ep.post(Some(&first), &msg(11, "ping", json!({}))).send().await.expect("post");
+    let res = ep
+        .post(Some(&first), &msg(11, "ping", json!({})))
+        .send()
+        .await
+        .expect("post");
     assert_eq!(res.status(), 404, "expired");
 
     let _a = ep.initialize().await;
@@ -325,7 +401,10 @@ async fn modern_requests_on_the_same_endpoint_stay_stateless() {
         .send()
         .await
         .expect("modern");
-    assert!(res.headers().get("mcp-session-id").is_none(), "never echoed on modern requests");
+    assert!(
+        res.headers().get("mcp-session-id").is_none(),
+        "never echoed on modern requests"
+    );
     let body: Value = res.json().await.expect("JSON");
     assert_eq!(body["result"]["resultType"], "complete");
 }

@@ -57,7 +57,12 @@ async fn dual_era_get_and_delete_need_a_live_session() {
     let (s, _) = server();
     let run = start(s, HttpConfig::default()).await;
     for method in [Method::GET, Method::DELETE] {
-        let res = run.client.call(method.clone()).header("accept", "text/event-stream").send().await;
+        let res = run
+            .client
+            .call(method.clone())
+            .header("accept", "text/event-stream")
+            .send()
+            .await;
         assert_eq!(res.status, StatusCode::METHOD_NOT_ALLOWED, "{method}");
         let res = run
             .client

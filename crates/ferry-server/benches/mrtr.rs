@@ -42,8 +42,10 @@ fn request(id: u64, name: &str, extra: Value) -> Vec<u8> {
     if let (Value::Object(p), Value::Object(e)) = (&mut params, extra) {
         p.extend(e);
     }
-    serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
-        .expect("serializes")
+    serde_json::to_vec(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}),
+    )
+    .expect("serializes")
 }
 
 async fn call(server: &Server, body: &[u8]) -> Value {

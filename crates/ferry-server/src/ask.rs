@@ -9,19 +9,19 @@
 
 use std::any::TypeId;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::sync::{Arc, OnceLock};
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
 
 use ferry_form::{Form, FormSchema};
 use ferry_protocol::capabilities::required;
 use ferry_protocol::elicitation::ElicitAction;
-use parking_lot::RwLock;
 use ferry_protocol::roots::{ListRootsResult, Root};
 #[allow(deprecated)]
 use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
 use ferry_protocol::{ClientCapabilities, ErrorObject};
+use parking_lot::RwLock;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
@@ -144,8 +144,14 @@ impl AskKind {
 /// What one ask sends: the `InputRequest` payload.
 #[derive(Clone, Debug)]
 pub(crate) enum AskSpec {
-    Form { message: String, schema: Arc<FormSchema> },
-    Url { message: String, url: String },
+    Form {
+        message: String,
+        schema: Arc<FormSchema>,
+    },
+    Url {
+        message: String,
+        url: String,
+    },
     Sampling(Value),
     Roots,
     /// An ask that cannot be sent; resolving it fails with this error.
@@ -225,14 +231,16 @@ impl AskSpec {
             return Err(e.clone());
         }
         let missing = match self {
-            AskSpec::Form { .. } if !caps.supports_elicitation_form() => {
-                Some(("elicitation (form mode)", required(&["elicitation", "form"])))
-            }
+            AskSpec::Form { .. } if !caps.supports_elicitation_form() => Some((
+                "elicitation (form mode)",
+                required(&["elicitation", "form"]),
+            )),
             AskSpec::Url { .. } if !caps.supports_elicitation_url() => {
                 Some(("elicitation (URL mode)", required(&["elicitation", "url"])))
             }
             AskSpec::Sampling(params) => {
-                let needs_tools = params.get("tools").is_some() || params.get("toolChoice").is_some();
+                let needs_tools =
+                    params.get("tools").is_some() || params.get("toolChoice").is_some();
                 if !caps.supports_sampling() {
                     Some(("sampling", required(&["sampling"])))
                 } else if needs_tools && !caps.supports_sampling_tools() {
@@ -276,9 +284,19 @@ pub struct AskSpecRef<'a>(pub(crate) &'a AskSpec);
 #[doc(hidden)]
 pub struct AnswerProblemRef(pub(crate) AnswerProblem);
 
+/// An `ElicitResult` read in place: its action, and its content when present.
+type ElicitAnswer<'a> = (ElicitAction, Option<&'a Map<String, Value>>);
+
+/// Accepted form content, checked against its schema (an empty map when none was sent).
+type AcceptedContent<'a> = (&'a FormSchema, std::borrow::Cow<'a, Map<String, Value>>);
+
 /// The `action` of an `ElicitResult`, and its `content` when present, read in place.
-fn elicit_answer(answer: &Value) -> Result<(ElicitAction, Option<&Map<String, Value>>), AnswerProblemRef> {
-    let malformed = |m: &str| AnswerProblemRef(AnswerProblem::Malformed(format!("inputResponses: not an ElicitResult: {m}")));
+fn elicit_answer(answer: &Value) -> Result<ElicitAnswer<'_>, AnswerProblemRef> {
+    let malformed = |m: &str| {
+        AnswerProblemRef(AnswerProblem::Malformed(format!(
+            "inputResponses: not an ElicitResult: {m}"
+        )))
+    };
     let action = match answer.get("action").and_then(Value::as_str) {
         Some("accept") => ElicitAction::Accept,
         Some("decline") => ElicitAction::Decline,
@@ -296,7 +314,7 @@ fn elicit_answer(answer: &Value) -> Result<(ElicitAction, Option<&Map<String, Va
 fn accepted_content<'a>(
     spec: &'a AskSpecRef<'_>,
     content: Option<&'a Map<String, Value>>,
-) -> Result<(&'a FormSchema, std::borrow::Cow<'a, Map<String, Value>>), AnswerProblemRef> {
+) -> Result<AcceptedContent<'a>, AnswerProblemRef> {
     let AskSpec::Form { schema, .. } = spec.0 else {
         return Err(AnswerProblemRef(AnswerProblem::Malformed(
             "inputResponses: answer does not match its request".into(),
@@ -463,7 +481,9 @@ impl<T: AskOutput> Ask<T> {
             .check_capabilities(ctx.client_capabilities())
             .map_err(Interrupt::failed)?;
         let Some(session) = ctx.inner().session.clone() else {
-            return Err(Interrupt::failed(ErrorObject::internal("Internal error: no session")));
+            return Err(Interrupt::failed(ErrorObject::internal(
+                "Internal error: no session",
+            )));
         };
         let key = {
             let mut book = ctx.asks();
@@ -700,7 +720,10 @@ pub(crate) fn form_spec<T: Form + 'static>(message: String) -> AskSpec {
 }
 
 #[allow(deprecated)]
-pub(crate) fn sampling_spec(mut params: CreateMessageRequestParams, caps: &ClientCapabilities) -> AskSpec {
+pub(crate) fn sampling_spec(
+    mut params: CreateMessageRequestParams,
+    caps: &ClientCapabilities,
+) -> AskSpec {
     if let Err(e) = crate::sampling::check_messages(&params) {
         return AskSpec::Invalid(e);
     }

@@ -95,7 +95,12 @@ impl<E: Listed> Catalog<E> {
 
     /// The serialized result object for the page starting at `cursor`; `legacy` gives
     /// the 2025-11-25 shape (no `resultType`, no caching hints, no `_meta`).
-    pub(crate) fn page(&self, cursor: Option<&str>, shape: &ListShape, legacy: bool) -> Result<Bytes, ErrorObject> {
+    pub(crate) fn page(
+        &self,
+        cursor: Option<&str>,
+        shape: &ListShape,
+        legacy: bool,
+    ) -> Result<Bytes, ErrorObject> {
         let snap = self.snapshot();
         let after = match cursor {
             None => None,
@@ -107,10 +112,10 @@ impl<E: Listed> Catalog<E> {
         }
         let mut iter: Box<dyn Iterator<Item = (&Arc<str>, &Arc<E>)>> = match &after {
             None => Box::new(snap.items.iter()),
-            Some(a) => Box::new(
-                snap.items
-                    .range::<str, _>((std::ops::Bound::Excluded(a.as_str()), std::ops::Bound::Unbounded)),
-            ),
+            Some(a) => Box::new(snap.items.range::<str, _>((
+                std::ops::Bound::Excluded(a.as_str()),
+                std::ops::Bound::Unbounded,
+            ))),
         };
         let mut buf = BytesMut::with_capacity(1024);
         if legacy {
@@ -215,7 +220,8 @@ mod tests {
         }
         assert_eq!(names, ["a", "b", "c", "d", "e"]);
         assert!(cat.page(Some("bogus!"), &shape, false).is_err());
-        let legacy: serde_json::Value = serde_json::from_slice(&cat.page(None, &shape, true).unwrap()).unwrap();
+        let legacy: serde_json::Value =
+            serde_json::from_slice(&cat.page(None, &shape, true).unwrap()).unwrap();
         assert!(legacy.get("resultType").is_none() && legacy.get("ttlMs").is_none());
     }
 }

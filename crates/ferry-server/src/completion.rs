@@ -23,7 +23,11 @@ pub struct CompletionRequest {
 pub const MAX_COMPLETION_VALUES: usize = 100;
 
 pub(crate) trait Completer: Send + Sync + 'static {
-    fn complete(&self, ctx: Context, req: CompletionRequest) -> BoxFuture<'static, Result<Vec<String>>>;
+    fn complete(
+        &self,
+        ctx: Context,
+        req: CompletionRequest,
+    ) -> BoxFuture<'static, Result<Vec<String>>>;
 }
 
 pub(crate) struct CompletionFn<F>(pub(crate) F);
@@ -33,7 +37,11 @@ where
     F: Fn(Context, CompletionRequest) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<Vec<String>>> + Send + 'static,
 {
-    fn complete(&self, ctx: Context, req: CompletionRequest) -> BoxFuture<'static, Result<Vec<String>>> {
+    fn complete(
+        &self,
+        ctx: Context,
+        req: CompletionRequest,
+    ) -> BoxFuture<'static, Result<Vec<String>>> {
         Box::pin((self.0)(ctx, req))
     }
 }

@@ -176,7 +176,10 @@ impl Context {
     /// Await it for the answer; chain [`Ask::key`] first to name it. Accept, decline and
     /// cancel all come back as values. Fails with -32021 when this request's client did
     /// not declare form elicitation.
-    pub fn elicit<T: Form + Send + 'static>(&self, message: impl Into<String>) -> Ask<Elicitation<T>> {
+    pub fn elicit<T: Form + Send + 'static>(
+        &self,
+        message: impl Into<String>,
+    ) -> Ask<Elicitation<T>> {
         Ask::new(self.clone(), crate::ask::form_spec::<T>(message.into()))
     }
 
@@ -200,7 +203,11 @@ impl Context {
     /// mode), for anything that must not pass through the client: credentials, payments,
     /// third-party authorization. Fails with -32021 when the client did not declare URL
     /// mode.
-    pub fn elicit_url(&self, message: impl Into<String>, url: impl Into<String>) -> Ask<UrlConsent> {
+    pub fn elicit_url(
+        &self,
+        message: impl Into<String>,
+        url: impl Into<String>,
+    ) -> Ask<UrlConsent> {
         Ask::new(
             self.clone(),
             AskSpec::Url {
@@ -218,7 +225,10 @@ impl Context {
     #[allow(deprecated)]
     pub fn sample(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
         deprecation::warn_once(deprecation::Feature::Sampling);
-        Ask::new(self.clone(), crate::ask::sampling_spec(params, &self.inner.checked.capabilities))
+        Ask::new(
+            self.clone(),
+            crate::ask::sampling_spec(params, &self.inner.checked.capabilities),
+        )
     }
 
     /// Asks the client for its roots.

@@ -20,7 +20,9 @@ impl Feature {
     pub fn migration(self) -> &'static str {
         match self {
             Feature::Sampling => "call LLM provider APIs directly",
-            Feature::Roots => "pass directories and files via tool parameters, resource URIs or server configuration",
+            Feature::Roots => {
+                "pass directories and files via tool parameters, resource URIs or server configuration"
+            }
             Feature::Logging => "log to stderr (stdio) or OpenTelemetry",
             Feature::IncludeContext => "omit includeContext or use \"none\"",
         }

@@ -49,7 +49,9 @@ struct FastRequest<'a> {
 fn parse_id(raw: &RawValue) -> Option<RequestId> {
     let text = raw.get();
     match text.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<String>(text).ok().map(RequestId::String),
+        Some(b'"') => serde_json::from_str::<String>(text)
+            .ok()
+            .map(RequestId::String),
         _ => text.parse::<i64>().ok().map(RequestId::Number),
     }
 }
@@ -108,12 +110,12 @@ impl Server {
     pub fn handle(&self, body: &[u8], env: RequestEnv) -> Handled {
         // One pass for well-formed requests; the careful path below finds the id and the
         // precise error for everything else.
-        if let Ok(msg) = serde_json::from_slice::<FastRequest<'_>>(body) {
-            if let (Some("2.0"), Some(method), Some(raw_id)) = (msg.jsonrpc.as_deref(), &msg.method, msg.id) {
-                if let Some(id) = parse_id(raw_id) {
-                    return self.dispatch(&id, method, msg.params.unwrap_or_default(), env);
-                }
-            }
+        if let Ok(msg) = serde_json::from_slice::<FastRequest<'_>>(body)
+            && let (Some("2.0"), Some(method), Some(raw_id)) =
+                (msg.jsonrpc.as_deref(), &msg.method, msg.id)
+            && let Some(id) = parse_id(raw_id)
+        {
+            return self.dispatch(&id, method, msg.params.unwrap_or_default(), env);
         }
         let envelope = match Envelope::parse(body) {
             Ok(e) => e,
@@ -121,8 +123,12 @@ impl Server {
         };
         match envelope.classify() {
             Err(invalid) => Handled::Reply(Reply::error(invalid.id.as_ref(), &invalid.error)),
-            Ok(Incoming::Notification { method, params }) => self.notification(&method, params, &env),
-            Ok(Incoming::Response { id, result, error }) => self.client_response(id, result, error, &env),
+            Ok(Incoming::Notification { method, params }) => {
+                self.notification(&method, params, &env)
+            }
+            Ok(Incoming::Response { id, result, error }) => {
+                self.client_response(id, result, error, &env)
+            }
             Ok(Incoming::Request { id, method, params }) => {
                 let params = match Params::parse(params) {
                     Ok(p) => p,
@@ -133,7 +139,13 @@ impl Server {
         }
     }
 
-    fn dispatch(&self, id: &RequestId, method: &str, params: Params<'_>, env: RequestEnv) -> Handled {
+    fn dispatch(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Params<'_>,
+        env: RequestEnv,
+    ) -> Handled {
         let handled = if self.is_modern(&params, &env) {
             self.request(id, method, params, env)
         } else {
@@ -152,10 +164,18 @@ impl Server {
         if !self.inner.legacy {
             return true;
         }
-        if params.meta.as_ref().is_some_and(|m| m.protocol_version.is_some()) {
+        if params
+            .meta
+            .as_ref()
+            .is_some_and(|m| m.protocol_version.is_some())
+        {
             return true;
         }
-        match env.headers.as_ref().and_then(|h| h.get(ferry_protocol::headers::PROTOCOL_VERSION)) {
+        match env
+            .headers
+            .as_ref()
+            .and_then(|h| h.get(ferry_protocol::headers::PROTOCOL_VERSION))
+        {
             Some(v) => !v
                 .to_str()
                 .ok()
@@ -179,7 +199,9 @@ impl Server {
                     }
                     (Some(id), _) => Handled::Cancel(id),
                     (None, _) => {
-                        tracing::debug!("ignoring a notifications/cancelled without a valid requestId");
+                        tracing::debug!(
+                            "ignoring a notifications/cancelled without a valid requestId"
+                        );
                         Handled::Accepted
                     }
                 }
@@ -205,7 +227,8 @@ impl Server {
             return Handled::UnexpectedResponse;
         };
         let answer = match (result, error) {
-            (Some(r), _) => serde_json::from_str::<Value>(r.get()).map_err(|_| ErrorObject::internal("malformed result")),
+            (Some(r), _) => serde_json::from_str::<Value>(r.get())
+                .map_err(|_| ErrorObject::internal("malformed result")),
             (None, Some(e)) => Err(serde_json::from_str::<ErrorObject>(e.get())
                 .unwrap_or_else(|_| ErrorObject::internal("malformed error from the client"))),
             (None, None) => return Handled::UnexpectedResponse,
@@ -224,7 +247,13 @@ impl Server {
         env: RequestEnv,
     ) -> Result<Handled, (ErrorObject, u16)> {
         let inner = &*self.inner;
-        if method == "initialize" && params.meta.as_ref().and_then(|m| m.protocol_version.as_ref()).is_none() {
+        if method == "initialize"
+            && params
+                .meta
+                .as_ref()
+                .and_then(|m| m.protocol_version.as_ref())
+                .is_none()
+        {
             // A 2025-11-25 client, and this server speaks only the modern revision: name
             // the versions it does speak (DIGEST §2.7).
             let requested = params.protocol_version.as_deref().unwrap_or("");
@@ -251,7 +280,10 @@ impl Server {
         } = params;
         // Order (forced by the spec's probes): _meta present, header matches body, version
         // supported, method known.
-        if let (Some(h), Some(v)) = (&env.headers, meta.as_ref().and_then(|m| m.protocol_version.as_deref())) {
+        if let (Some(h), Some(v)) = (
+            &env.headers,
+            meta.as_ref().and_then(|m| m.protocol_version.as_deref()),
+        ) {
             header_check::check_version(h, v).map_err(|e| (e, 400))?;
         }
         let checked = check_meta(meta, &inner.supported, &inner.supported_strs)?;
@@ -323,7 +355,12 @@ impl Server {
             }
             "resources/read" if caps.resources.is_some() => {
                 let uri = uri
-                    .ok_or_else(|| (ErrorObject::invalid_params("Invalid params: uri is required"), 200))?
+                    .ok_or_else(|| {
+                        (
+                            ErrorObject::invalid_params("Invalid params: uri is required"),
+                            200,
+                        )
+                    })?
                     .into_owned();
                 let (handler, params, cache) = self
                     .find_resource(&uri)
@@ -368,17 +405,26 @@ impl Server {
         name: Option<&str>,
         arguments: Option<Value>,
     ) -> Result<(Arc<crate::tool::ToolEntry>, Value), (ErrorObject, u16)> {
-        let name = name.ok_or_else(|| (ErrorObject::invalid_params("Invalid params: name is required"), 200))?;
-        let entry = self
-            .inner
-            .tools
-            .get(name)
-            .ok_or_else(|| (ErrorObject::invalid_params(format!("Unknown tool: {name}")), 200))?;
+        let name = name.ok_or_else(|| {
+            (
+                ErrorObject::invalid_params("Invalid params: name is required"),
+                200,
+            )
+        })?;
+        let entry = self.inner.tools.get(name).ok_or_else(|| {
+            (
+                ErrorObject::invalid_params(format!("Unknown tool: {name}")),
+                200,
+            )
+        })?;
         let args = match arguments {
             None | Some(Value::Null) => json!({}),
             Some(v @ Value::Object(_)) => v,
             Some(_) => {
-                return Err((ErrorObject::invalid_params("Invalid params: arguments must be an object"), 200));
+                return Err((
+                    ErrorObject::invalid_params("Invalid params: arguments must be an object"),
+                    200,
+                ));
             }
         };
         Ok((entry, args))
@@ -390,13 +436,20 @@ impl Server {
         &self,
         name: Option<&str>,
         arguments: Option<Value>,
-    ) -> Result<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>), (ErrorObject, u16)> {
-        let name = name.ok_or_else(|| (ErrorObject::invalid_params("Invalid params: name is required"), 200))?;
-        let entry = self
-            .inner
-            .prompts
-            .get(name)
-            .ok_or_else(|| (ErrorObject::invalid_params(format!("Unknown prompt: {name}")), 200))?;
+    ) -> Result<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>), (ErrorObject, u16)>
+    {
+        let name = name.ok_or_else(|| {
+            (
+                ErrorObject::invalid_params("Invalid params: name is required"),
+                200,
+            )
+        })?;
+        let entry = self.inner.prompts.get(name).ok_or_else(|| {
+            (
+                ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
+                200,
+            )
+        })?;
         let args: BTreeMap<String, String> = match arguments {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(v) => serde_json::from_value(v).map_err(|_| {
@@ -414,7 +467,10 @@ impl Server {
             .collect();
         if !missing.is_empty() {
             return Err((
-                ErrorObject::invalid_params(format!("Missing required arguments: {}", missing.join(", "))),
+                ErrorObject::invalid_params(format!(
+                    "Missing required arguments: {}",
+                    missing.join(", ")
+                )),
                 200,
             ));
         }
@@ -432,8 +488,12 @@ impl Server {
         let inner = &*self.inner;
         let caps = &inner.capabilities;
         Some(match method {
-            "tools/list" if caps.tools.is_some() => inner.tools.page(cursor, &inner.tools_shape, legacy),
-            "prompts/list" if caps.prompts.is_some() => inner.prompts.page(cursor, &inner.prompts_shape, legacy),
+            "tools/list" if caps.tools.is_some() => {
+                inner.tools.page(cursor, &inner.tools_shape, legacy)
+            }
+            "prompts/list" if caps.prompts.is_some() => {
+                inner.prompts.page(cursor, &inner.prompts_shape, legacy)
+            }
             "resources/list" if caps.resources.is_some() => {
                 inner.resources.page(cursor, &inner.resources_shape, legacy)
             }
@@ -445,13 +505,14 @@ impl Server {
     }
 
     /// The handler of a fixed resource or the first template matching `uri`.
-    pub(crate) fn find_resource(
-        &self,
-        uri: &str,
-    ) -> Option<ReadTarget> {
+    pub(crate) fn find_resource(&self, uri: &str) -> Option<ReadTarget> {
         let inner = &*self.inner;
         if let Some(entry) = inner.resources.get(uri) {
-            return Some((entry.handler.clone(), BTreeMap::new(), entry.cache.unwrap_or(inner.read_cache)));
+            return Some((
+                entry.handler.clone(),
+                BTreeMap::new(),
+                entry.cache.unwrap_or(inner.read_cache),
+            ));
         }
         let snap = inner.templates.snapshot();
         snap.items.values().find_map(|t| {
@@ -467,8 +528,19 @@ impl Server {
         reference: Option<Value>,
         argument: Option<Value>,
         context: Option<Value>,
-    ) -> Result<(Option<Arc<dyn crate::completion::Completer>>, CompletionRequest), (ErrorObject, u16)> {
-        let bad = |m: &str| (ErrorObject::invalid_params(format!("Invalid params: {m}")), 200);
+    ) -> Result<
+        (
+            Option<Arc<dyn crate::completion::Completer>>,
+            CompletionRequest,
+        ),
+        (ErrorObject, u16),
+    > {
+        let bad = |m: &str| {
+            (
+                ErrorObject::invalid_params(format!("Invalid params: {m}")),
+                200,
+            )
+        };
         let reference = reference.ok_or_else(|| bad("ref is required"))?;
         let argument = argument.ok_or_else(|| bad("argument is required"))?;
         let arg_name = argument
@@ -491,11 +563,12 @@ impl Server {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.name is required"))?;
-                let p = self
-                    .inner
-                    .prompts
-                    .get(name)
-                    .ok_or_else(|| (ErrorObject::invalid_params(format!("Unknown prompt: {name}")), 200))?;
+                let p = self.inner.prompts.get(name).ok_or_else(|| {
+                    (
+                        ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
+                        200,
+                    )
+                })?;
                 p.completers.get(&arg_name).cloned()
             }
             Some("ref/resource") => {
@@ -503,11 +576,12 @@ impl Server {
                     .get("uri")
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.uri is required"))?;
-                let t = self
-                    .inner
-                    .templates
-                    .get(uri)
-                    .ok_or_else(|| (ErrorObject::invalid_params(format!("Unknown resource template: {uri}")), 200))?;
+                let t = self.inner.templates.get(uri).ok_or_else(|| {
+                    (
+                        ErrorObject::invalid_params(format!("Unknown resource template: {uri}")),
+                        200,
+                    )
+                })?;
                 t.completers.get(&arg_name).cloned()
             }
             _ => return Err(bad("ref.type must be ref/prompt or ref/resource")),

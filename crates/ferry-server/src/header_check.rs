@@ -68,9 +68,8 @@ pub(crate) fn check_method_and_name(
         let raw = one(map, headers::NAME)?.ok_or_else(|| {
             ErrorObject::header_mismatch("Header mismatch: Mcp-Name header is required")
         })?;
-        let decoded = decode_value(raw).map_err(|e| {
-            ErrorObject::header_mismatch(format!("Header mismatch: Mcp-Name: {e}"))
-        })?;
+        let decoded = decode_value(raw)
+            .map_err(|e| ErrorObject::header_mismatch(format!("Header mismatch: Mcp-Name: {e}")))?;
         if decoded != body {
             return Err(ErrorObject::header_mismatch(format!(
                 "Header mismatch: Mcp-Name header value '{}' does not match body value '{}'",
@@ -101,7 +100,10 @@ pub(crate) fn check_params(
             }
             (Some(body), Some(raw)) => {
                 let decoded = decode_value(raw).map_err(|e| {
-                    ErrorObject::header_mismatch(format!("Header mismatch: Mcp-Param-{}: {e}", p.name))
+                    ErrorObject::header_mismatch(format!(
+                        "Header mismatch: Mcp-Param-{}: {e}",
+                        p.name
+                    ))
                 })?;
                 if !p.matches(&decoded, body) {
                     return Err(ErrorObject::header_mismatch(format!(

@@ -43,9 +43,9 @@ pub(crate) fn uri_covers(subscribed: &str, updated: &str) -> bool {
     if subscribed == updated {
         return true;
     }
-    updated
-        .strip_prefix(subscribed)
-        .is_some_and(|rest| subscribed.ends_with('/') || rest.starts_with('/') || rest.starts_with('#'))
+    updated.strip_prefix(subscribed).is_some_and(|rest| {
+        subscribed.ends_with('/') || rest.starts_with('/') || rest.starts_with('#')
+    })
 }
 
 #[cfg(test)]

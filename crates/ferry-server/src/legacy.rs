@@ -12,8 +12,8 @@ use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
 
 use crate::deprecation::{self, Feature};
-use crate::hub::Event;
 use crate::dispatch::{Handled, RequestEnv};
+use crate::hub::Event;
 use crate::mrtr::MrtrInput;
 use crate::params::{Checked, Params};
 use crate::reply::Reply;
@@ -75,27 +75,41 @@ impl Server {
                 let (method, params) = match event {
                     Ok(Event::ToolsChanged) => ("notifications/tools/list_changed", json!({})),
                     Ok(Event::PromptsChanged) => ("notifications/prompts/list_changed", json!({})),
-                    Ok(Event::ResourcesChanged) => ("notifications/resources/list_changed", json!({})),
-                    Ok(Event::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
-                        ("notifications/resources/updated", json!({ "uri": uri.as_ref() }))
+                    Ok(Event::ResourcesChanged) => {
+                        ("notifications/resources/list_changed", json!({}))
                     }
+                    Ok(Event::ResourceUpdated(uri)) if session.is_subscribed(&uri) => (
+                        "notifications/resources/updated",
+                        json!({ "uri": uri.as_ref() }),
+                    ),
                     Ok(Event::ResourceUpdated(_)) | Err(RecvError::Lagged(_)) => continue,
                     Err(RecvError::Closed) => break,
                 };
                 let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-                session.send_standalone(bytes::Bytes::from(serde_json::to_vec(&msg).unwrap_or_default()));
+                session.send_standalone(bytes::Bytes::from(
+                    serde_json::to_vec(&msg).unwrap_or_default(),
+                ));
             }
         });
     }
 
-    pub(crate) fn legacy_request(&self, id: &RequestId, method: &str, params: Params<'_>, env: RequestEnv) -> Outcome {
+    pub(crate) fn legacy_request(
+        &self,
+        id: &RequestId,
+        method: &str,
+        params: Params<'_>,
+        env: RequestEnv,
+    ) -> Outcome {
         if method == "initialize" {
             return self.initialize(id, params, env);
         }
         let Some(session) = self.session_of(&env) else {
             if let Some(h) = &env.headers {
                 if h.contains_key(ferry_protocol::headers::SESSION_ID) {
-                    return Err((ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"), 404));
+                    return Err((
+                        ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
+                        404,
+                    ));
                 }
                 return Err((
                     ErrorObject::invalid_params(
@@ -115,11 +129,15 @@ impl Server {
             // After initialize every request names the negotiated version (absent means
             // 2025-03-26, accepted as compatible).
             if let Some(v) = h.get(ferry_protocol::headers::PROTOCOL_VERSION) {
-                let ok = v.to_str().ok().and_then(ProtocolVersion::parse) == Some(session.version());
+                let ok =
+                    v.to_str().ok().and_then(ProtocolVersion::parse) == Some(session.version());
                 if !ok {
                     let requested = v.to_str().unwrap_or("");
                     return Err((
-                        ferry_protocol::legacy::unsupported_version_error(&[session.version().as_str()], requested),
+                        ferry_protocol::legacy::unsupported_version_error(
+                            &[session.version().as_str()],
+                            requested,
+                        ),
                         400,
                     ));
                 }
@@ -155,15 +173,25 @@ impl Server {
                     .level
                     .as_deref()
                     .and_then(LoggingLevel::parse)
-                    .ok_or_else(|| (ErrorObject::invalid_params("Invalid params: unknown log level"), 200))?;
+                    .ok_or_else(|| {
+                        (
+                            ErrorObject::invalid_params("Invalid params: unknown log level"),
+                            200,
+                        )
+                    })?;
                 deprecation::warn_once(Feature::Logging);
                 session.set_log_level(level);
                 reply_value(json!({}))
             }
-            "resources/subscribe" | "resources/unsubscribe" if inner.capabilities.resources.is_some() => {
-                let uri = params
-                    .uri
-                    .ok_or_else(|| (ErrorObject::invalid_params("Invalid params: uri is required"), 200))?;
+            "resources/subscribe" | "resources/unsubscribe"
+                if inner.capabilities.resources.is_some() =>
+            {
+                let uri = params.uri.ok_or_else(|| {
+                    (
+                        ErrorObject::invalid_params("Invalid params: uri is required"),
+                        200,
+                    )
+                })?;
                 if method == "resources/subscribe" {
                     session.subscribe(uri.into_owned());
                 } else {
@@ -173,12 +201,16 @@ impl Server {
             }
             "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
                 match self.list_page(method, params.cursor.as_deref(), true) {
-                    Some(page) => Ok(Handled::Reply(Reply::result_raw(id, &page.map_err(|e| (e, 200))?))),
+                    Some(page) => Ok(Handled::Reply(Reply::result_raw(
+                        id,
+                        &page.map_err(|e| (e, 200))?,
+                    ))),
                     None => Err((ErrorObject::method_not_found(method), 404)),
                 }
             }
             "tools/call" if inner.capabilities.tools.is_some() => {
-                let (entry, args) = self.tool_call_target(params.name.as_deref(), params.arguments)?;
+                let (entry, args) =
+                    self.tool_call_target(params.name.as_deref(), params.arguments)?;
                 pending(
                     CallKind::Tool {
                         entry,
@@ -202,7 +234,12 @@ impl Server {
             "resources/read" if inner.capabilities.resources.is_some() => {
                 let uri = params
                     .uri
-                    .ok_or_else(|| (ErrorObject::invalid_params("Invalid params: uri is required"), 200))?
+                    .ok_or_else(|| {
+                        (
+                            ErrorObject::invalid_params("Invalid params: uri is required"),
+                            200,
+                        )
+                    })?
                     .into_owned();
                 let Some((handler, vars, cache)) = self.find_resource(&uri) else {
                     let mut e = ErrorObject::resource_not_found(&uri);
@@ -221,7 +258,8 @@ impl Server {
                 )
             }
             "completion/complete" if inner.capabilities.completions.is_some() => {
-                let (completer, req) = self.completion_target(params.reference, params.argument, params.context)?;
+                let (completer, req) =
+                    self.completion_target(params.reference, params.argument, params.context)?;
                 Ok(Handled::Pending(PendingCall {
                     streaming: Streaming::Never,
                     base: base(checked),
@@ -236,22 +274,32 @@ impl Server {
     fn initialize(&self, id: &RequestId, params: Params<'_>, env: RequestEnv) -> Outcome {
         if env.session.is_some() {
             return Err((
-                ErrorObject::new(ErrorCode::INVALID_REQUEST, "Invalid request: the session is already initialized"),
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "Invalid request: the session is already initialized",
+                ),
                 400,
             ));
         }
         let requested = params.protocol_version.as_deref().unwrap_or("");
         if requested.is_empty() {
             let supported: Vec<&str> = LEGACY_VERSIONS.iter().map(|v| v.as_str()).collect();
-            return Err((ferry_protocol::legacy::unsupported_version_error(&supported, requested), 200));
+            return Err((
+                ferry_protocol::legacy::unsupported_version_error(&supported, requested),
+                200,
+            ));
         }
         // The requested version when supported, otherwise the latest legacy one.
         let version = ProtocolVersion::parse(requested)
             .filter(|v| LEGACY_VERSIONS.contains(v))
             .unwrap_or(ProtocolVersion::V2025_11_25);
         let capabilities: ClientCapabilities = match params.capabilities {
-            Some(v) => serde_json::from_value(v)
-                .map_err(|e| (ErrorObject::invalid_params(format!("Invalid params: capabilities: {e}")), 200))?,
+            Some(v) => serde_json::from_value(v).map_err(|e| {
+                (
+                    ErrorObject::invalid_params(format!("Invalid params: capabilities: {e}")),
+                    200,
+                )
+            })?,
             None => ClientCapabilities::default(),
         };
         if capabilities.supports_sampling() {
@@ -260,10 +308,17 @@ impl Server {
         if capabilities.supports_roots() {
             deprecation::warn_once(Feature::Roots);
         }
-        let client_info = params.client_info.and_then(|v| serde_json::from_value(v).ok());
+        let client_info = params
+            .client_info
+            .and_then(|v| serde_json::from_value(v).ok());
         let is_http = env.headers.is_some();
         let session_id = if is_http {
-            new_session_id().ok_or_else(|| (ErrorObject::internal("Internal error: no session id available"), 500))?
+            new_session_id().ok_or_else(|| {
+                (
+                    ErrorObject::internal("Internal error: no session id available"),
+                    500,
+                )
+            })?
         } else {
             "stdio".to_owned()
         };

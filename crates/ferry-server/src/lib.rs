@@ -38,6 +38,7 @@ mod context;
 pub mod deprecation;
 mod dispatch;
 mod error;
+mod fast_schema;
 mod header_check;
 mod hub;
 mod legacy;
@@ -61,20 +62,20 @@ pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interru
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
 pub use dispatch::{Handled, RequestEnv};
-pub use listen::ListenStream;
-pub use run::{PendingCall, Streaming};
-pub use session::{LEGACY_VERSIONS, Session};
 pub use error::{Error, Result};
+pub use listen::ListenStream;
 pub use outbound::Outbound;
 pub use principal::Principal;
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
 pub use reply::{Reply, status_for};
 pub use resource::{
-    CacheHint, IntoContents, ResourceBuilder, ResourceRequest, TemplateBuilder, not_found, resource,
-    resource_template,
+    CacheHint, IntoContents, ResourceBuilder, ResourceRequest, TemplateBuilder, not_found,
+    resource, resource_template,
 };
+pub use run::{PendingCall, Streaming};
 pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
+pub use session::{LEGACY_VERSIONS, Session};
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 
 pub use ferry_form as form;

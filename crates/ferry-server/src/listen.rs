@@ -65,7 +65,12 @@ pub(crate) fn parse_filter(
     client: &ClientCapabilities,
     server: &ServerCapabilities,
 ) -> Result<Filter, (ErrorObject, u16)> {
-    let bad = |m: &str| (ErrorObject::invalid_params(format!("Invalid params: {m}")), 200);
+    let bad = |m: &str| {
+        (
+            ErrorObject::invalid_params(format!("Invalid params: {m}")),
+            200,
+        )
+    };
     let n = match notifications {
         None => return Err(bad("notifications is required")),
         Some(Value::Object(m)) => m,
@@ -85,7 +90,11 @@ pub(crate) fn parse_filter(
             .map(|u| u.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
             .ok_or_else(|| bad("notifications.resourceSubscriptions must be an array of URIs"))?,
-        Some(_) => return Err(bad("notifications.resourceSubscriptions must be an array of URIs")),
+        Some(_) => {
+            return Err(bad(
+                "notifications.resourceSubscriptions must be an array of URIs",
+            ));
+        }
     };
     if n.get("taskIds").is_some() && !client.has_extension("io.modelcontextprotocol/tasks") {
         return Err((
@@ -98,9 +107,18 @@ pub(crate) fn parse_filter(
     }
     let res = server.resources.as_ref();
     Ok(Filter {
-        tools: flag("toolsListChanged")? && server.tools.as_ref().is_some_and(|t| t.list_changed == Some(true)),
-        prompts: flag("promptsListChanged")? && server.prompts.as_ref().is_some_and(|p| p.list_changed == Some(true)),
-        resources: flag("resourcesListChanged")? && res.is_some_and(|r| r.list_changed == Some(true)),
+        tools: flag("toolsListChanged")?
+            && server
+                .tools
+                .as_ref()
+                .is_some_and(|t| t.list_changed == Some(true)),
+        prompts: flag("promptsListChanged")?
+            && server
+                .prompts
+                .as_ref()
+                .is_some_and(|p| p.list_changed == Some(true)),
+        resources: flag("resourcesListChanged")?
+            && res.is_some_and(|r| r.list_changed == Some(true)),
         uris: if res.is_some_and(|r| r.subscribe == Some(true)) {
             uris
         } else {
@@ -210,7 +228,10 @@ impl Stream for ListenStream {
                 Ok(e) if this.filter.wants(&e) => return Poll::Ready(Some(this.notification(&e))),
                 Ok(_) => continue,
                 Err(RecvError::Lagged(n)) => {
-                    tracing::warn!(skipped = n, "listen stream fell behind; some notifications were dropped");
+                    tracing::warn!(
+                        skipped = n,
+                        "listen stream fell behind; some notifications were dropped"
+                    );
                     continue;
                 }
                 Err(RecvError::Closed) => {
@@ -224,11 +245,19 @@ impl Stream for ListenStream {
 
 /// Serves one listen stream through an outbound channel, for transports that drive calls
 /// as futures: every message but the last goes to `outbound`, the last is the reply.
-pub(crate) async fn run(server: &Server, id: RequestId, filter: Filter, outbound: Outbound) -> Reply {
+pub(crate) async fn run(
+    server: &Server,
+    id: RequestId,
+    filter: Filter,
+    outbound: Outbound,
+) -> Reply {
     let mut stream = ListenStream::new(server.clone(), id.clone(), filter);
     while let Some(msg) = stream.next().await {
         if stream.phase == Phase::Done {
-            return Reply { body: msg, status: 200 };
+            return Reply {
+                body: msg,
+                status: 200,
+            };
         }
         if !outbound.send(msg).await {
             break;

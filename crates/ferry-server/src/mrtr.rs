@@ -37,7 +37,12 @@ pub(crate) struct Bound<'a> {
 }
 
 impl<'a> Bound<'a> {
-    pub(crate) fn new(principal: Option<&'a str>, method: &'static str, target: &'a str, args: &'a Value) -> Self {
+    pub(crate) fn new(
+        principal: Option<&'a str>,
+        method: &'static str,
+        target: &'a str,
+        args: &'a Value,
+    ) -> Self {
         Bound {
             principal,
             method,
@@ -48,7 +53,9 @@ impl<'a> Bound<'a> {
     }
 
     fn binding(&self) -> Binding<'_> {
-        let digest = self.digest.get_or_init(|| ferry_state::digest_args(self.args));
+        let digest = self
+            .digest
+            .get_or_init(|| ferry_state::digest_args(self.args));
         Binding::new(self.method, self.target, digest).with_principal(self.principal)
     }
 }
@@ -148,10 +155,12 @@ pub(crate) async fn open(
 /// `inputResponses` are protocol errors).
 fn check_shape(kind: AskKind, key: &str, value: &Value) -> Result<(), ErrorObject> {
     let ok = match kind {
-        AskKind::Form | AskKind::Url => matches!(
-            value.get("action").and_then(Value::as_str),
-            Some("accept" | "decline" | "cancel")
-        ) && value.get("content").is_none_or(Value::is_object),
+        AskKind::Form | AskKind::Url => {
+            matches!(
+                value.get("action").and_then(Value::as_str),
+                Some("accept" | "decline" | "cancel")
+            ) && value.get("content").is_none_or(Value::is_object)
+        }
         AskKind::Sampling => value.get("role").is_some() && value.get("content").is_some(),
         AskKind::Roots => value.get("roots").is_some_and(Value::is_array),
     };

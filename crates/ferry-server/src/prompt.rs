@@ -107,7 +107,12 @@ impl PromptBuilder {
     }
 
     /// Declares an argument. Requests missing a required one get -32602.
-    pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Self {
+    pub fn argument(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        required: bool,
+    ) -> Self {
         let mut arg = PromptArgument::new(name);
         arg.description = Some(description.into());
         arg.required = Some(required);
@@ -134,7 +139,8 @@ impl PromptBuilder {
         F: Fn(Context, CompletionRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<String>>> + Send + 'static,
     {
-        self.completers.insert(name.into(), Arc::new(CompletionFn(f)));
+        self.completers
+            .insert(name.into(), Arc::new(CompletionFn(f)));
         self
     }
 
@@ -152,7 +158,11 @@ impl PromptBuilder {
     pub(crate) fn build(self) -> std::result::Result<PromptEntry, DefinitionError> {
         let name = self.def.name.clone();
         if name.is_empty() {
-            return Err(DefinitionError::new("prompt", &name, "name must not be empty"));
+            return Err(DefinitionError::new(
+                "prompt",
+                &name,
+                "name must not be empty",
+            ));
         }
         let handler = self
             .handler

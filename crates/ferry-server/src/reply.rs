@@ -209,18 +209,28 @@ mod tests {
 
     #[test]
     fn nested_meta_is_not_top_level() {
-        let r = Reply::result(&RequestId::Number(2), &json!({"x":{"_meta":1}}), Some(b"\"q\":1"));
+        let r = Reply::result(
+            &RequestId::Number(2),
+            &json!({"x":{"_meta":1}}),
+            Some(b"\"q\":1"),
+        );
         let v: Value = serde_json::from_slice(&r.body).unwrap();
         assert_eq!(v["result"]["_meta"], json!({"q":1}));
     }
 
     #[test]
     fn error_statuses() {
-        assert_eq!(Reply::error(None, &ErrorObject::method_not_found("x")).status, 404);
+        assert_eq!(
+            Reply::error(None, &ErrorObject::method_not_found("x")).status,
+            404
+        );
         assert_eq!(
             Reply::error(None, &ErrorObject::unsupported_version(&["a"], "b")).status,
             400
         );
-        assert_eq!(Reply::error(None, &ErrorObject::invalid_params("x")).status, 200);
+        assert_eq!(
+            Reply::error(None, &ErrorObject::invalid_params("x")).status,
+            200
+        );
     }
 }

@@ -202,7 +202,11 @@ impl ResourceBuilder {
     pub(crate) fn build(self) -> std::result::Result<ResourceEntry, DefinitionError> {
         let uri = self.def.uri.clone();
         if uri.is_empty() || !uri.contains(':') {
-            return Err(DefinitionError::new("resource", &uri, "uri must be an absolute URI"));
+            return Err(DefinitionError::new(
+                "resource",
+                &uri,
+                "uri must be an absolute URI",
+            ));
         }
         let handler = self
             .handler
@@ -255,7 +259,10 @@ pub struct TemplateBuilder {
 ///         Ok(TextResourceContents::new(req.uri, format!("profile of {id}")))
 ///     });
 /// ```
-pub fn resource_template(uri_template: impl Into<String>, name: impl Into<String>) -> TemplateBuilder {
+pub fn resource_template(
+    uri_template: impl Into<String>,
+    name: impl Into<String>,
+) -> TemplateBuilder {
     TemplateBuilder {
         def: ResourceTemplate::new(uri_template, name),
         handler: None,
@@ -295,7 +302,8 @@ impl TemplateBuilder {
         F: Fn(Context, crate::completion::CompletionRequest) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<Vec<String>>> + Send + 'static,
     {
-        self.completers.insert(var.into(), Arc::new(CompletionFn(f)));
+        self.completers
+            .insert(var.into(), Arc::new(CompletionFn(f)));
         self
     }
 

@@ -100,19 +100,19 @@ impl PendingCall {
     }
 
     /// A `subscriptions/listen` call as a stream of messages, for transports that can
-    /// drive a stream directly; any other call is given back.
-    pub fn into_listen(self) -> Result<crate::listen::ListenStream, PendingCall> {
+    /// drive a stream directly; any other call is given back (boxed: the rare path).
+    pub fn into_listen(self) -> Result<crate::listen::ListenStream, Box<PendingCall>> {
         match self.kind {
             CallKind::Listen { filter } => Ok(crate::listen::ListenStream::new(
                 self.base.server.clone(),
                 self.base.id.clone(),
                 filter,
             )),
-            kind => Err(PendingCall {
+            kind => Err(Box::new(PendingCall {
                 streaming: self.streaming,
                 base: self.base,
                 kind,
-            }),
+            })),
         }
     }
 
@@ -133,9 +133,11 @@ impl PendingCall {
             CallKind::Listen { filter } => Box::pin(async move {
                 listen::run(&base.server, base.id.clone(), filter, outbound).await
             }),
-            CallKind::Tool { entry, args, mrtr } => Box::pin(guarded(base, move |base, cancel| async move {
-                run_tool(&base, entry, args, mrtr, outbound, cancel).await
-            })),
+            CallKind::Tool { entry, args, mrtr } => {
+                Box::pin(guarded(base, move |base, cancel| async move {
+                    run_tool(&base, entry, args, mrtr, outbound, cancel).await
+                }))
+            }
             kind => Box::pin(guarded(base, move |base, cancel| async move {
                 match kind {
                     CallKind::Prompt { entry, args, mrtr } => {
@@ -200,7 +202,13 @@ enum Step<T> {
 }
 
 impl Base {
-    fn context(&self, method: &'static str, outbound: Outbound, cancel: CancellationToken, book: AskBook) -> Context {
+    fn context(
+        &self,
+        method: &'static str,
+        outbound: Outbound,
+        cancel: CancellationToken,
+        book: AskBook,
+    ) -> Context {
         Context::new(ContextInner {
             id: self.id.clone(),
             method,
@@ -251,7 +259,12 @@ impl Base {
     }
 
     fn bound<'a>(&'a self, method: &'static str, target: &'a str, args: &'a Value) -> Bound<'a> {
-        Bound::new(self.principal.as_ref().map(Principal::id), method, target, args)
+        Bound::new(
+            self.principal.as_ref().map(Principal::id),
+            method,
+            target,
+            args,
+        )
     }
 
     /// Runs a handler through the MRTR engine (modern) or with live asks (2025-11-25).
@@ -300,10 +313,12 @@ impl Base {
                     }
                     kind if !self.legacy() => {
                         let prev = std::mem::take(&mut *ctx.asks());
-                        return Step::Stop(match mrtr::input_required(self.inner(), bound, prev, &kind) {
-                            Ok(result) => Reply::result(&self.id, &result, self.meta_bytes()),
-                            Err(e) => self.error(&e),
-                        });
+                        return Step::Stop(
+                            match mrtr::input_required(self.inner(), bound, prev, &kind) {
+                                Ok(result) => Reply::result(&self.id, &result, self.meta_bytes()),
+                                Err(e) => self.error(&e),
+                            },
+                        );
                     }
                     _ => {
                         return Step::Stop(self.error(&ErrorObject::internal(
@@ -313,7 +328,9 @@ impl Base {
                 },
             }
         }
-        Step::Stop(self.error(&ErrorObject::internal("Internal error: the handler did not finish")))
+        Step::Stop(self.error(&ErrorObject::internal(
+            "Internal error: the handler did not finish",
+        )))
     }
 }
 
@@ -336,13 +353,21 @@ async fn run_tool(
         Reply::result(&base.id, &r, base.meta_bytes())
     };
     if let Err(problems) = entry.input.validate(&args) {
-        return finish(CallToolResult::error(format!("Invalid arguments: {problems}")));
+        return finish(CallToolResult::error(format!(
+            "Invalid arguments: {problems}"
+        )));
     }
     let bound = base.bound("tools/call", &entry.def.name, &args);
     let step = base
-        .execute("tools/call", &bound, entry.policy, mrtr, outbound, cancel, |ctx| {
-            entry.handler.call(ctx, args.clone())
-        })
+        .execute(
+            "tools/call",
+            &bound,
+            entry.policy,
+            mrtr,
+            outbound,
+            cancel,
+            |ctx| entry.handler.call(ctx, args.clone()),
+        )
         .await;
     match step {
         Step::Done(result) => {
@@ -370,9 +395,15 @@ async fn run_prompt(
     let args_json = json!(args);
     let bound = base.bound("prompts/get", &entry.def.name, &args_json);
     let step = base
-        .execute("prompts/get", &bound, entry.policy, mrtr, outbound, cancel, |ctx| {
-            entry.handler.get(ctx, args.clone())
-        })
+        .execute(
+            "prompts/get",
+            &bound,
+            entry.policy,
+            mrtr,
+            outbound,
+            cancel,
+            |ctx| entry.handler.get(ctx, args.clone()),
+        )
         .await;
     match step {
         Step::Done(mut result) => {
@@ -401,18 +432,28 @@ async fn run_read(
     let retry = mrtr.is_retry();
     let bound = base.bound("resources/read", &uri, &Value::Null);
     let step = base
-        .execute("resources/read", &bound, StatePolicy::default(), mrtr, outbound, cancel, |ctx| {
-            handler.read(
-                ctx,
-                ResourceRequest {
-                    uri: uri.clone(),
-                    params: params.clone(),
-                },
-            )
-        })
+        .execute(
+            "resources/read",
+            &bound,
+            StatePolicy::default(),
+            mrtr,
+            outbound,
+            cancel,
+            |ctx| {
+                handler.read(
+                    ctx,
+                    ResourceRequest {
+                        uri: uri.clone(),
+                        params: params.clone(),
+                    },
+                )
+            },
+        )
         .await;
     match step {
-        Step::Done(contents) if contents.is_empty() => base.error(&ErrorObject::resource_not_found(&uri)),
+        Step::Done(contents) if contents.is_empty() => {
+            base.error(&ErrorObject::resource_not_found(&uri))
+        }
         Step::Done(contents) => {
             let mut result = json!({ "contents": contents });
             if !base.legacy() {
@@ -453,7 +494,9 @@ async fn run_complete(
                 Err(e) => {
                     return match e.kind {
                         ErrorKind::Protocol(e) => base.error(&e),
-                        ErrorKind::Execution(m) => base.error(&ErrorObject::internal(format!("Internal error: {m}"))),
+                        ErrorKind::Execution(m) => {
+                            base.error(&ErrorObject::internal(format!("Internal error: {m}")))
+                        }
                         ErrorKind::Interrupt(_) => base.error(&ErrorObject::internal(
                             "Internal error: completion/complete cannot ask for input",
                         )),
@@ -465,7 +508,8 @@ async fn run_complete(
     let total = values.len();
     let has_more = total > MAX_COMPLETION_VALUES;
     let values: Vec<String> = values.into_iter().take(MAX_COMPLETION_VALUES).collect();
-    let mut result = json!({ "completion": { "values": values, "total": total, "hasMore": has_more } });
+    let mut result =
+        json!({ "completion": { "values": values, "total": total, "hasMore": has_more } });
     if !base.legacy() {
         result["resultType"] = json!("complete");
     }

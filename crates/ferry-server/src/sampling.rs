@@ -16,7 +16,11 @@ use crate::deprecation::{self, Feature};
 /// those, and every assistant message with `tool_use` blocks is followed by a user message
 /// answering each `id` exactly once.
 pub(crate) fn check_messages(params: &CreateMessageRequestParams) -> Result<(), ErrorObject> {
-    let bad = |m: String| Err(ErrorObject::internal(format!("Internal error: invalid sampling request: {m}")));
+    let bad = |m: String| {
+        Err(ErrorObject::internal(format!(
+            "Internal error: invalid sampling request: {m}"
+        )))
+    };
     let messages = &params.messages;
     for (i, msg) in messages.iter().enumerate() {
         let blocks = msg.content.blocks();
@@ -40,12 +44,16 @@ pub(crate) fn check_messages(params: &CreateMessageRequestParams) -> Result<(), 
             continue;
         }
         if msg.role != Role::Assistant {
-            return bad(format!("message {i}: tool_use blocks belong to assistant messages"));
+            return bad(format!(
+                "message {i}: tool_use blocks belong to assistant messages"
+            ));
         }
         let Some(next) = messages.get(i + 1) else {
             // The conversation may end on the model's tool use only if the client is to
             // answer it; a request cannot.
-            return bad(format!("message {i}: tool_use without the user's tool_result after it"));
+            return bad(format!(
+                "message {i}: tool_use without the user's tool_result after it"
+            ));
         };
         let answered: Vec<&str> = next
             .content
@@ -116,6 +124,12 @@ mod tests {
                 {"type": "tool_result", "toolUseId": "a", "content": []}]}
         ]));
         assert!(check_messages(&twice).is_err());
-        assert!(check_messages(&CreateMessageRequestParams::new(vec![SamplingMessage::user_text("hi")], 5)).is_ok());
+        assert!(
+            check_messages(&CreateMessageRequestParams::new(
+                vec![SamplingMessage::user_text("hi")],
+                5
+            ))
+            .is_ok()
+        );
     }
 }

@@ -7,42 +7,68 @@ use jsonschema::{Draft, Validator};
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
+use crate::fast_schema::Node;
+
 /// The dialect assumed when a schema has no `$schema`.
 pub const DEFAULT_DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
 
 /// A compiled schema, shared between requests.
+///
+/// Schemas inside the common subset (see `fast_schema`) validate
+/// with a small tree walker; everything else goes to the `jsonschema` crate.
 #[derive(Clone)]
 pub(crate) struct CompiledSchema {
-    validator: Arc<Validator>,
+    engine: Engine,
 }
+
+#[derive(Clone)]
+enum Engine {
+    Subset(Arc<Node>),
+    General(Arc<Validator>),
+}
+
+/// At most this many problems are reported for one instance.
+const PROBLEM_LIMIT: usize = 8;
 
 impl CompiledSchema {
     /// Compiles `schema`, refusing unknown dialects and unresolvable references.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
         let draft = match schema.get("$schema") {
             None => Draft::Draft202012,
-            Some(Value::String(uri)) => dialect(uri)
-                .ok_or_else(|| format!("unsupported JSON Schema dialect {uri:?}"))?,
+            Some(Value::String(uri)) => {
+                dialect(uri).ok_or_else(|| format!("unsupported JSON Schema dialect {uri:?}"))?
+            }
             Some(_) => return Err("$schema must be a string".into()),
         };
+        // The subset follows 2020-12 and 2019-09, where `format` only annotates.
+        if matches!(draft, Draft::Draft202012 | Draft::Draft201909)
+            && let Some(node) = Node::build(schema)
+        {
+            return Ok(CompiledSchema {
+                engine: Engine::Subset(Arc::new(node)),
+            });
+        }
         let validator = jsonschema::options()
             .with_draft(draft)
             .build(schema)
             .map_err(|e| format!("invalid JSON Schema: {e}"))?;
         Ok(CompiledSchema {
-            validator: Arc::new(validator),
+            engine: Engine::General(Arc::new(validator)),
         })
     }
 
     /// Validates `instance`; on failure, one line per problem.
     pub(crate) fn validate(&self, instance: &Value) -> Result<(), String> {
-        if self.validator.is_valid(instance) {
+        let validator = match &self.engine {
+            Engine::Subset(node) => return node.validate(instance, PROBLEM_LIMIT),
+            Engine::General(validator) => validator,
+        };
+        if validator.is_valid(instance) {
             return Ok(());
         }
-        let problems: Vec<String> = self
-            .validator
+        let problems: Vec<String> = validator
             .iter_errors(instance)
-            .take(8)
+            .take(PROBLEM_LIMIT)
             .map(|e| {
                 let path = e.instance_path().to_string();
                 if path.is_empty() {
@@ -53,6 +79,12 @@ impl CompiledSchema {
             })
             .collect();
         Err(problems.join("; "))
+    }
+
+    /// Whether the subset validator serves this schema.
+    #[cfg(test)]
+    fn uses_subset(&self) -> bool {
+        matches!(self.engine, Engine::Subset(_))
     }
 }
 
@@ -74,12 +106,13 @@ fn dialect(uri: &str) -> Option<Draft> {
 pub(crate) fn input_schema_for<T: JsonSchema>() -> Value {
     let mut schema = schema_for::<T>();
     if let Value::Object(map) = &mut schema
-        && map.get("type") != Some(&json!("object")) {
-            if map.get("type") == Some(&json!("null")) || map.is_empty() {
-                return json!({"type": "object", "additionalProperties": false});
-            }
-            map.insert("type".into(), json!("object"));
+        && map.get("type") != Some(&json!("object"))
+    {
+        if map.get("type") == Some(&json!("null")) || map.is_empty() {
+            return json!({"type": "object", "additionalProperties": false});
         }
+        map.insert("type".into(), json!("object"));
+    }
     schema
 }
 
@@ -123,6 +156,7 @@ mod tests {
         assert_eq!(s["type"], "object");
         assert!(s.get("title").is_none());
         let c = CompiledSchema::compile(&s).unwrap();
+        assert!(c.uses_subset());
         assert!(c.validate(&json!({"text": "hi"})).is_ok());
         let err = c.validate(&json!({"text": 3})).unwrap_err();
         assert!(err.contains("/text"), "{err}");
@@ -146,5 +180,23 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn schemas_outside_the_subset_use_the_general_validator() {
+        let c = CompiledSchema::compile(&json!({
+            "type": "object",
+            "properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+        }))
+        .unwrap();
+        assert!(!c.uses_subset());
+        assert!(c.validate(&json!({"n": null})).is_ok());
+        assert!(c.validate(&json!({"n": "x"})).is_err());
+        // Draft 7 validates `format`, so it never takes the subset.
+        let d7 = CompiledSchema::compile(
+            &json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"}),
+        )
+        .unwrap();
+        assert!(!d7.uses_subset());
     }
 }

@@ -4,7 +4,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use ferry_protocol::capabilities::{ListChangedCapability, ResourcesCapability, ServerCapabilities};
+use ferry_protocol::capabilities::{
+    ListChangedCapability, ResourcesCapability, ServerCapabilities,
+};
 use ferry_protocol::common::{Implementation, JsonObject};
 use ferry_protocol::meta;
 use ferry_protocol::result::CacheScope;
@@ -205,7 +207,9 @@ impl Server {
 
     /// Tells listeners subscribed to `uri` (or a parent of it) that it changed.
     pub fn notify_resource_updated(&self, uri: &str) {
-        self.inner.hub.publish(Event::ResourceUpdated(Arc::from(uri)));
+        self.inner
+            .hub
+            .publish(Event::ResourceUpdated(Arc::from(uri)));
     }
 
     /// How many `subscriptions/listen` streams are open.
@@ -447,10 +451,24 @@ impl ServerBuilder {
         let has_resources =
             !self.resources.is_empty() || !self.templates.is_empty() || self.enable_resources;
 
-        let tools = build_all(self.tools, ToolBuilder::build, |e| e.def.name.clone(), "tool")?;
-        let prompts = build_all(self.prompts, PromptBuilder::build, |e| e.def.name.clone(), "prompt")?;
-        let resources =
-            build_all(self.resources, ResourceBuilder::build, |e| e.def.uri.clone(), "resource")?;
+        let tools = build_all(
+            self.tools,
+            ToolBuilder::build,
+            |e| e.def.name.clone(),
+            "tool",
+        )?;
+        let prompts = build_all(
+            self.prompts,
+            PromptBuilder::build,
+            |e| e.def.name.clone(),
+            "prompt",
+        )?;
+        let resources = build_all(
+            self.resources,
+            ResourceBuilder::build,
+            |e| e.def.uri.clone(),
+            "resource",
+        )?;
         let templates = build_all(
             self.templates,
             TemplateBuilder::build,

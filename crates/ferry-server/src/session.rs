@@ -227,16 +227,20 @@ impl Session {
 
     /// Whether a standalone stream is attached and open.
     pub fn has_stream(&self) -> bool {
-        self.standalone.lock().as_ref().is_some_and(|t| !t.is_closed())
+        self.standalone
+            .lock()
+            .as_ref()
+            .is_some_and(|t| !t.is_closed())
     }
 
     /// Sends a message on the standalone stream, or keeps it (bounded) until one opens.
     pub(crate) fn send_standalone(&self, msg: Bytes) {
         let tx = self.standalone.lock().clone();
         if let Some(tx) = tx
-            && tx.try_send(msg.clone()).is_ok() {
-                return;
-            }
+            && tx.try_send(msg.clone()).is_ok()
+        {
+            return;
+        }
         let mut b = self.backlog.lock();
         if b.len() >= BACKLOG {
             b.pop_front();

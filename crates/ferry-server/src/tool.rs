@@ -286,17 +286,20 @@ impl ToolBuilder {
             }
         }
         if self.def.input_schema.get("type").and_then(Value::as_str) != Some("object") {
-            return Err(err("inputSchema must have \"type\": \"object\" at its root".into()));
+            return Err(err(
+                "inputSchema must have \"type\": \"object\" at its root".into(),
+            ));
         }
-        let input = CompiledSchema::compile(&self.def.input_schema).map_err(|e| err(format!("inputSchema: {e}")))?;
+        let input = CompiledSchema::compile(&self.def.input_schema)
+            .map_err(|e| err(format!("inputSchema: {e}")))?;
         let output = match &self.def.output_schema {
-            Some(s) => Some(CompiledSchema::compile(s).map_err(|e| err(format!("outputSchema: {e}")))?),
+            Some(s) => {
+                Some(CompiledSchema::compile(s).map_err(|e| err(format!("outputSchema: {e}")))?)
+            }
             None => None,
         };
         let headers = param_headers(&self.def.input_schema).map_err(|e| err(e.to_string()))?;
-        let handler = self
-            .handler
-            .ok_or_else(|| err("no handler".into()))?;
+        let handler = self.handler.ok_or_else(|| err("no handler".into()))?;
         let json = serde_json::value::to_raw_value(&self.def).map_err(|e| err(e.to_string()))?;
         Ok(ToolEntry {
             def: self.def,
@@ -341,7 +344,9 @@ impl ToolEntry {
         }
         match &result.structured_content {
             Some(v) => schema.validate(v),
-            None => Err("the tool declares an outputSchema but returned no structuredContent".into()),
+            None => {
+                Err("the tool declares an outputSchema but returned no structuredContent".into())
+            }
         }
     }
 }

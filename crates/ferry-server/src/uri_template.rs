@@ -111,7 +111,9 @@ impl UriTemplate {
                             None => (spec.split(':').next().unwrap_or(spec), false),
                         };
                         if name.is_empty()
-                            || !name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '%'))
+                            || !name
+                                .chars()
+                                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '%'))
                         {
                             return Err(err("invalid variable name"));
                         }
@@ -136,9 +138,10 @@ impl UriTemplate {
                 }
             }
             if let Some(Part::Literal(l)) = parts.last()
-                && l.contains('}') {
-                    return Err(err("unmatched '}'"));
-                }
+                && l.contains('}')
+            {
+                return Err(err("unmatched '}'"));
+            }
         }
         Ok(UriTemplate {
             source: template.to_owned(),
@@ -199,17 +202,24 @@ fn match_parts(parts: &[Part], input: &str, out: &mut BTreeMap<String, String>) 
             let limit = body
                 .char_indices()
                 .find(|(_, c)| {
-                    op.stops(*c) && !(vars.len() > 1 && *c == op.separator())
+                    op.stops(*c)
+                        && !(vars.len() > 1 && *c == op.separator())
                         && !(vars.iter().any(|v| v.explode) && *c == op.separator())
                 })
                 .map(|(i, _)| i)
                 .unwrap_or(body.len());
-            let mut ends: Vec<usize> = body[..limit].char_indices().map(|(i, _)| i).skip(1).collect();
+            let mut ends: Vec<usize> = body[..limit]
+                .char_indices()
+                .map(|(i, _)| i)
+                .skip(1)
+                .collect();
             ends.push(limit);
             for end in ends {
                 let value = &body[..end];
                 let mut trial = out.clone();
-                if assign(*op, vars, value, &mut trial) && match_parts(rest, &body[end..], &mut trial) {
+                if assign(*op, vars, value, &mut trial)
+                    && match_parts(rest, &body[end..], &mut trial)
+                {
                     *out = trial;
                     return true;
                 }
@@ -329,24 +339,47 @@ mod tests {
     }
 
     fn kv(pairs: &[(&str, &str)]) -> Option<Vec<(String, String)>> {
-        Some(pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect())
+        Some(
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        )
     }
 
     #[test]
     fn simple() {
-        assert_eq!(m("test://template/{id}/data", "test://template/42/data"), kv(&[("id", "42")]));
-        assert_eq!(m("test://template/{id}/data", "test://template/4/2/data"), None);
-        assert_eq!(m("test://template/{id}/data", "test://template//data"), None);
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/42/data"),
+            kv(&[("id", "42")])
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template/4/2/data"),
+            None
+        );
+        assert_eq!(
+            m("test://template/{id}/data", "test://template//data"),
+            None
+        );
         assert_eq!(m("file:///{name}", "file:///a%20b"), kv(&[("name", "a b")]));
         assert_eq!(m("x://{a}-{b}", "x://1-2"), kv(&[("a", "1"), ("b", "2")]));
     }
 
     #[test]
     fn reserved_and_path() {
-        assert_eq!(m("file:///{+path}", "file:///a/b/c.txt"), kv(&[("path", "a/b/c.txt")]));
-        assert_eq!(m("repo://{owner}{/segs*}", "repo://me/a/b"), kv(&[("owner", "me"), ("segs", "a,b")]));
+        assert_eq!(
+            m("file:///{+path}", "file:///a/b/c.txt"),
+            kv(&[("path", "a/b/c.txt")])
+        );
+        assert_eq!(
+            m("repo://{owner}{/segs*}", "repo://me/a/b"),
+            kv(&[("owner", "me"), ("segs", "a,b")])
+        );
         assert_eq!(m("x://h{/a,b}", "x://h/1/2"), kv(&[("a", "1"), ("b", "2")]));
-        assert_eq!(m("x://h/{name}{.ext}", "x://h/file.txt"), kv(&[("ext", "txt"), ("name", "file")]));
+        assert_eq!(
+            m("x://h/{name}{.ext}", "x://h/file.txt"),
+            kv(&[("ext", "txt"), ("name", "file")])
+        );
     }
 
     #[test]
@@ -356,7 +389,10 @@ mod tests {
             kv(&[("limit", "5"), ("term", "rust")])
         );
         assert_eq!(m("search://q{?term}", "search://q"), kv(&[]));
-        assert_eq!(m("x://{id}{#frag}", "x://7#top"), kv(&[("frag", "top"), ("id", "7")]));
+        assert_eq!(
+            m("x://{id}{#frag}", "x://7#top"),
+            kv(&[("frag", "top"), ("id", "7")])
+        );
     }
 
     #[test]

@@ -344,7 +344,11 @@ impl Client {
     /// themselves with the `*_round` methods.
     pub async fn answer(&self, result: &InputRequiredResult, origin: Option<AskOrigin>) -> Retry {
         let responses = match result.input_requests.as_ref() {
-            Some(requests) => answer::input_requests(&self.inner, requests, origin).await.responses,
+            Some(requests) => {
+                answer::input_requests(&self.inner, requests, origin)
+                    .await
+                    .responses
+            }
             None => Default::default(),
         };
         Retry::after(result, responses)

@@ -76,19 +76,6 @@ fn compact(jti: &str) -> u128 {
     u128::from_be_bytes(raw)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::compact;
-
-    #[test]
-    fn issued_ids_keep_their_bytes_and_others_are_hashed() {
-        // 16 bytes 0x00..0x0f in base64url.
-        assert_eq!(compact("AAECAwQFBgcICQoLDA0ODw"), 0x000102030405060708090a0b0c0d0e0f);
-        assert_ne!(compact("short"), compact("shorT"));
-        assert_ne!(compact("AAECAwQFBgcICQoLDA0ODw"), compact("AAECAwQFBgcICQoLDA0ODx"));
-    }
-}
-
 impl State {
     fn purge(&mut self, now_ms: u64) -> usize {
         let mut purged = 0;
@@ -208,5 +195,24 @@ impl ReplayLedger for MemoryLedger {
         expires_at_ms: u64,
     ) -> BoxFuture<'a, Result<Redemption, LedgerError>> {
         Box::pin(future::lazy(move |_| self.redeem_now(jti, expires_at_ms)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::compact;
+
+    #[test]
+    fn issued_ids_keep_their_bytes_and_others_are_hashed() {
+        // 16 bytes 0x00..0x0f in base64url.
+        assert_eq!(
+            compact("AAECAwQFBgcICQoLDA0ODw"),
+            0x000102030405060708090a0b0c0d0e0f
+        );
+        assert_ne!(compact("short"), compact("shorT"));
+        assert_ne!(
+            compact("AAECAwQFBgcICQoLDA0ODw"),
+            compact("AAECAwQFBgcICQoLDA0ODx")
+        );
     }
 }

@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# Instructions per request, counted by valgrind's callgrind: a figure that, unlike the
+# timings of run.sh, does not move with whatever else the machine is doing.
+#
+#   bench/profile.sh                 ceiling, ferry and rmcp; 2,000 calls per figure
+#   bench/profile.sh --calls 500 --servers "ceiling ferry"
+#
+# For each server and each of HTTP echo, HTTP two-round MRTR (per whole call) and stdio
+# echo, it runs the server twice under callgrind — once with the readiness check alone,
+# once with the check and N more calls on one connection — and divides the difference by
+# N. The profiles stay in bench/results/profile/ for callgrind_annotate, with the top
+# functions by instructions per call beside them (*.percall.txt, from percall.py). Run
+# bench/run.sh (or --quick/--smoke) first: this script uses the binaries it builds.
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+OUT="$BENCH/results/profile"
+CALLS=2000
+SERVERS="ceiling ferry rmcp"
+
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --calls) CALLS="$2"; shift 2 ;;
+    --servers) SERVERS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+read -r -a SERVER_LIST <<<"$SERVERS"
+
+command -v valgrind >/dev/null 2>&1 || { echo "profile.sh: valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
+LOADGEN="$BENCH/target/release/loadgen"
+[[ -x "$LOADGEN" ]] || { echo "profile.sh: build first (bench/run.sh --smoke)" >&2; exit 1; }
+mkdir -p "$OUT"
+
+binary() {
+  case "$1" in
+    ceiling) echo "$BENCH/target/release/ceiling" ;;
+    ferry) echo "$ROOT/target/release/ferry-everything" ;;
+    rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
+    *) echo "profile.sh: no profile for $1" >&2; exit 2 ;;
+  esac
+}
+
+# The server under callgrind, stopped on exit.
+SERVER_PID=""
+cleanup() {
+  if [[ -n "$SERVER_PID" ]]; then kill -9 "$SERVER_PID" 2>/dev/null || true; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# `total FILE`: the instruction count callgrind wrote.
+total() { awk '/^(totals|summary):/ { print $2; exit }' "$1"; }
+
+# `http_run SERVER KIND CALLS FILE`: callgrind over an HTTP server that answers the
+# readiness check and then CALLS calls of KIND (echo or mrtr) on one connection.
+http_run() {
+  local name="$1" kind="$2" calls="$3" file="$4" port
+  port=$(( 10000 + RANDOM % 20000 ))   # below the ephemeral range (32768 up)
+  valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" --http "127.0.0.1:$port" \
+    >"$file.log" 2>&1 &
+  SERVER_PID=$!
+  "$LOADGEN" check --url "http://127.0.0.1:$port/mcp" --wait 120 >/dev/null
+  if (( calls > 0 )); then
+    "$LOADGEN" "$kind" --url "http://127.0.0.1:$port/mcp" --connections 1 --calls "$calls" --duration 600 >/dev/null
+  fi
+  # SIGTERM: Ferry shuts down gracefully, the others end by the signal; callgrind dumps
+  # its counts either way. (A background job ignores SIGINT.)
+  kill -TERM "$SERVER_PID"
+  for _ in $(seq 600); do kill -0 "$SERVER_PID" 2>/dev/null || break; sleep 0.1; done
+  kill -9 "$SERVER_PID" 2>/dev/null || true
+  wait "$SERVER_PID" 2>/dev/null || true
+  SERVER_PID=""
+}
+
+# `stdio_run SERVER CALLS FILE`: callgrind over the stdio server fed CALLS echo calls.
+stdio_run() {
+  local name="$1" calls="$2" file="$3" meta
+  meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+  for i in $(seq "$calls"); do
+    printf '{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"},%s}}\n' "$i" "$meta"
+  done >"$file.in"
+  timeout 600 valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" --stdio \
+    <"$file.in" >/dev/null 2>"$file.log"
+  rm -f "$file.in"
+}
+
+per_call() { echo $(( ($2 - $1) / CALLS )); }
+fmt() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }   # 123456 -> 123,456
+
+echo "| server | HTTP echo (instr./call) | HTTP two-round MRTR (instr./call) | stdio echo (instr./call) |"
+echo "|---|---|---|---|"
+for name in "${SERVER_LIST[@]}"; do
+  row="| $name |"
+  http_run "$name" echo 0 "$OUT/$name-http-base.out"
+  for kind in echo mrtr; do
+    http_run "$name" "$kind" "$CALLS" "$OUT/$name-$kind.out"
+    row+=" $(fmt "$(per_call "$(total "$OUT/$name-http-base.out")" "$(total "$OUT/$name-$kind.out")")") |"
+    python3 "$BENCH/percall.py" "$OUT/$name-http-base.out" "$OUT/$name-$kind.out" "$CALLS" 40 \
+      >"$OUT/$name-$kind.percall.txt"
+  done
+  stdio_run "$name" 1 "$OUT/$name-stdio-base.out"
+  stdio_run "$name" "$(( CALLS + 1 ))" "$OUT/$name-stdio.out"
+  row+=" $(fmt "$(per_call "$(total "$OUT/$name-stdio-base.out")" "$(total "$OUT/$name-stdio.out")")") |"
+  python3 "$BENCH/percall.py" "$OUT/$name-stdio-base.out" "$OUT/$name-stdio.out" "$CALLS" 40 \
+    >"$OUT/$name-stdio.percall.txt"
+  echo "$row"
+done
+echo
+echo "Each figure: (instructions with $CALLS more calls - instructions without) / $CALLS, one connection."
+echo "Profiles: $OUT/*.out (callgrind_annotate FILE); top functions per call: $OUT/*.percall.txt"
