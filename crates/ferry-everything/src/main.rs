@@ -53,17 +53,34 @@ struct Args {
 
 #[tokio::main]
 async fn main() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .init();
+    init_logging();
     if let Err(e) = run(Args::parse()).await {
         eprintln!("ferry-everything: {e}");
         std::process::exit(1);
     }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` as `target=level` directives (default `info`).
+///
+/// A plain target filter: no regex engine is compiled at start-up, which keeps the idle
+/// server's resident memory low.
+fn init_logging() {
+    use tracing_subscriber::filter::Targets;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+
+    let default = || Targets::new().with_default(tracing::Level::INFO);
+    let filter = match std::env::var("RUST_LOG") {
+        Ok(spec) if !spec.trim().is_empty() => spec.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("ferry-everything: RUST_LOG ignored ({e}); logging at info");
+            default()
+        }),
+        _ => default(),
+    };
+    tracing_subscriber::registry()
+        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
+        .with(filter)
+        .init();
 }
 
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {

@@ -186,12 +186,28 @@ mod tests {
     fn schemas_outside_the_subset_use_the_general_validator() {
         let c = CompiledSchema::compile(&json!({
             "type": "object",
-            "properties": {"n": {"anyOf": [{"type": "integer"}, {"type": "null"}]}}
+            "properties": {"n": {"type": ["integer", "null"], "multipleOf": 2}}
         }))
         .unwrap();
         assert!(!c.uses_subset());
         assert!(c.validate(&json!({"n": null})).is_ok());
+        assert!(c.validate(&json!({"n": 4})).is_ok());
+        assert!(c.validate(&json!({"n": 3})).is_err());
         assert!(c.validate(&json!({"n": "x"})).is_err());
+        // Recursive references are left to the general validator too.
+        let tree = CompiledSchema::compile(&json!({
+            "$ref": "#/$defs/node",
+            "$defs": {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}}}}
+        }))
+        .unwrap();
+        assert!(!tree.uses_subset());
+        assert!(tree.validate(&json!({"next": {"next": {}}})).is_ok());
+        assert!(tree.validate(&json!({"next": {"next": 1}})).is_err());
+        // A broken definition is refused even when nothing references it.
+        assert!(
+            CompiledSchema::compile(&json!({"type": "object", "$defs": {"x": {"type": 5}}}))
+                .is_err()
+        );
         // Draft 7 validates `format`, so it never takes the subset.
         let d7 = CompiledSchema::compile(
             &json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "string"}),
