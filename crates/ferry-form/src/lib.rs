@@ -171,7 +171,35 @@ pub trait Form: DeserializeOwned {
 /// assert!(matches!(err, FormError::Deserialize { property: Some(p), .. } if p == "count"));
 /// ```
 pub fn parse_content<T: Form>(content: &Map<String, Value>) -> Result<T, FormError> {
-    let schema = T::form_schema();
+    parse_content_with(&T::form_schema(), content)
+}
+
+/// [`parse_content`] with `T`'s schema given, for callers that build it once
+/// (`T::form_schema()`) and keep it: nothing is rebuilt per answer.
+///
+/// `schema` must be `T`'s own; with another schema the checks are that schema's.
+///
+/// ```
+/// use ferry_form::Form;
+/// use serde_json::json;
+///
+/// #[derive(Form, serde::Deserialize, Debug)]
+/// struct Seats {
+///     count: u8,
+/// }
+///
+/// let schema = Seats::form_schema();
+/// for n in [1, 2, 3] {
+///     let seats: Seats =
+///         ferry_form::parse_content_with(&schema, json!({"count": n}).as_object().unwrap())
+///             .unwrap();
+///     assert_eq!(seats.count, n);
+/// }
+/// ```
+pub fn parse_content_with<T: Form>(
+    schema: &FormSchema,
+    content: &Map<String, Value>,
+) -> Result<T, FormError> {
     schema.validate_content(content)?;
     let normalized = schema.normalize(content);
     let value = Value::Object(normalized);

@@ -337,8 +337,14 @@ impl<T: Form + Send + 'static> AskOutput for Elicitation<T> {
             ElicitAction::Decline => Ok(Elicitation::Decline),
             ElicitAction::Cancel => Ok(Elicitation::Cancel),
             ElicitAction::Accept => {
-                let (_, content) = accepted_content(spec, content)?;
-                ferry_form::parse_content::<T>(&content)
+                let AskSpec::Form { schema, .. } = spec.0 else {
+                    return Err(AnswerProblemRef(AnswerProblem::Malformed(
+                        "inputResponses: answer does not match its request".into(),
+                    )));
+                };
+                let empty = Map::new();
+                // The schema of the ask is `T`'s own, built once per type (`form_spec`).
+                ferry_form::parse_content_with::<T>(schema, content.unwrap_or(&empty))
                     .map(Elicitation::Accept)
                     .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))
             }

@@ -146,6 +146,10 @@ fn splice_meta(buf: &mut BytesMut, start: usize, meta: &[u8]) {
 
 /// Scans a serialized object for a top-level `"_meta"` key, skipping strings and nesting.
 fn has_top_level_meta(obj: &[u8]) -> bool {
+    // Most results hold no `"_meta"` anywhere: one vectorized search settles those.
+    if memchr::memmem::find(obj, b"\"_meta\"").is_none() {
+        return false;
+    }
     let mut depth = 0usize;
     let mut i = 0;
     while i < obj.len() {
