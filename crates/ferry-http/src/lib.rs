@@ -33,13 +33,16 @@
 mod auth;
 mod body;
 mod config;
+mod h1;
 mod legacy;
+mod request_body;
 mod serve;
 mod service;
 
 pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
 pub use body::McpBody;
 pub use config::{HttpConfig, OriginPolicy};
+pub use request_body::{BoxError, RequestBody};
 pub use serve::{
     NotFound, ServeOptions, bind_and_serve, serve, serve_app, serve_with_shutdown, shutdown_signal,
 };

@@ -1,10 +1,11 @@
-//! Serving the endpoint on a TCP listener with hyper.
+//! Serving the endpoint on a TCP listener.
 
+use std::convert::Infallible;
 use std::future::Future;
 use std::io;
 use std::net::SocketAddr;
-
-use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
 
 use http::{Request, Response, StatusCode};
 use http_body_util::Either;
@@ -13,8 +14,12 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::GracefulShutdown;
 use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::body::McpBody;
+use crate::h1;
+use crate::request_body::RequestBody;
 use crate::service::McpService;
 
 /// Serves `service` at `path` (e.g. `/mcp`) on `listener` until `shutdown` completes;
@@ -33,10 +38,7 @@ where
     F: Future<Output = ()> + Send,
 {
     let server = service.server().clone();
-    let options = ServeOptions {
-        path: path.to_owned(),
-        http2: service.config().http2,
-    };
+    let options = ServeOptions::new(path).with_config(service.config());
     serve_app(
         listener,
         &server,
@@ -48,13 +50,45 @@ where
     .await
 }
 
-/// Where the MCP endpoint is and which protocols the listener speaks.
+/// Where the MCP endpoint is, which protocols the listener speaks, and the limits of its
+/// connections.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct ServeOptions {
     /// The endpoint path, e.g. `/mcp`.
     pub path: String,
     /// Accept HTTP/2 with prior knowledge besides HTTP/1.1 (see [`crate::HttpConfig::http2`]).
+    /// Connections are then served by hyper's auto-detecting connection instead of
+    /// Ferry's HTTP/1.1 connection.
     pub http2: bool,
+    /// Largest request head (request line and header fields), in bytes (431 above).
+    /// Default 64 KiB.
+    pub max_head_bytes: usize,
+    /// Largest request body, in bytes (413 above). Default 4 MiB, like
+    /// [`crate::HttpConfig::max_body_bytes`].
+    pub max_body_bytes: usize,
+    /// How long a request head may take from its first byte (408 after). Default 30 s.
+    pub head_timeout: Duration,
+    /// How long a request body may take once its head is in (408 after). Default 30 s.
+    pub body_timeout: Duration,
+}
+
+impl ServeOptions {
+    /// Options for an endpoint at `path`, with the other settings at their defaults.
+    pub fn new(path: impl Into<String>) -> Self {
+        ServeOptions {
+            path: path.into(),
+            ..ServeOptions::default()
+        }
+    }
+
+    /// The same options with the body limits of `config`.
+    pub fn with_config(mut self, config: &crate::HttpConfig) -> Self {
+        self.http2 = config.http2;
+        self.max_body_bytes = config.max_body_bytes;
+        self.body_timeout = config.body_timeout;
+        self
+    }
 }
 
 impl Default for ServeOptions {
@@ -62,6 +96,10 @@ impl Default for ServeOptions {
         ServeOptions {
             path: "/mcp".into(),
             http2: false,
+            max_head_bytes: 64 * 1024,
+            max_body_bytes: 4 * 1024 * 1024,
+            head_timeout: Duration::from_secs(30),
+            body_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -93,6 +131,11 @@ impl<B> tower_service::Service<Request<B>> for NotFound {
 /// possibly behind layers such as [`crate::BearerAuthLayer`]), everything else to `app`
 /// (e.g. an axum `Router` with your pages), or 404 without one. The MCP endpoint skips
 /// the app's routing entirely, which keeps its hot path short.
+///
+/// Connections speak HTTP/1.1 through Ferry's own connection (small per-connection memory,
+/// one write per response; see [`ServeOptions`] for its limits), or, with
+/// [`ServeOptions::http2`], hyper's connection that also takes HTTP/2 with prior
+/// knowledge. Either way services receive a [`RequestBody`].
 pub async fn serve_app<M, A, AB, F>(
     listener: TcpListener,
     server: &ferry_server::Server,
@@ -102,13 +145,16 @@ pub async fn serve_app<M, A, AB, F>(
     shutdown: F,
 ) -> io::Result<()>
 where
-    M: tower_service::Service<Request<Incoming>, Response = Response<McpBody>, Error = Infallible>
-        + Clone
+    M: tower_service::Service<
+            Request<RequestBody>,
+            Response = Response<McpBody>,
+            Error = Infallible,
+        > + Clone
         + Send
         + Sync
         + 'static,
     M::Future: Send + 'static,
-    A: tower_service::Service<Request<Incoming>, Response = Response<AB>, Error = Infallible>
+    A: tower_service::Service<Request<RequestBody>, Response = Response<AB>, Error = Infallible>
         + Clone
         + Send
         + Sync
@@ -118,10 +164,17 @@ where
     AB::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     F: Future<Output = ()> + Send,
 {
-    let path: std::sync::Arc<str> = options.path.as_str().into();
+    let path: Arc<str> = options.path.as_str().into();
+    let limits = Arc::new(h1::Limits {
+        max_head_bytes: options.max_head_bytes,
+        max_body_bytes: options.max_body_bytes,
+        head_timeout: options.head_timeout,
+        body_timeout: options.body_timeout,
+    });
     let graceful = GracefulShutdown::new();
+    let stopping = CancellationToken::new();
+    let connections = TaskTracker::new();
     let builder = auto::Builder::new(TokioExecutor::new());
-    let http1 = hyper::server::conn::http1::Builder::new();
     let server = server.clone();
     tokio::pin!(shutdown);
     if server.has_ephemeral_state_key() {
@@ -143,56 +196,87 @@ where
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let mcp = mcp.clone();
-        let app = app.clone();
-        let path = path.clone();
-        let hyper_svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-            let on_endpoint = req.uri().path() == &*path;
-            let mut mcp = mcp.clone();
-            let app = app.clone();
-            async move {
-                use tower_service::Service as _;
-
-                if on_endpoint {
-                    mcp.call(req).await.map(|r| r.map(Either::Left))
-                } else {
-                    match app {
-                        Some(mut app) => app.call(req).await.map(|r| r.map(Either::Right)),
-                        None => NotFound.call(req).await.map(|r| r.map(Either::Left)),
-                    }
-                }
-            }
-        });
+        let route = Route {
+            path: path.clone(),
+            mcp: mcp.clone(),
+            app: app.clone(),
+        };
         if options.http2 {
+            let hyper_svc = hyper::service::service_fn(move |req: Request<Incoming>| {
+                let fut = route.call(req.map(RequestBody::hyper));
+                async move { Ok::<_, Infallible>(fut.await) }
+            });
             let conn = builder
                 .serve_connection(TokioIo::new(stream), hyper_svc)
                 .into_owned();
             let conn = graceful.watch(conn);
-            tokio::spawn(async move {
+            connections.spawn(async move {
                 if let Err(e) = conn.await {
                     tracing::debug!(%peer, error = %e, "connection ended with an error");
                 }
             });
         } else {
-            // HTTP/1.1 only: the plain connection is smaller than the auto-detecting one,
-            // which matters with thousands of open `subscriptions/listen` streams.
-            let conn = http1.serve_connection(TokioIo::new(stream), hyper_svc);
-            let conn = graceful.watch(conn);
-            tokio::spawn(async move {
-                if let Err(e) = conn.await {
-                    tracing::debug!(%peer, error = %e, "connection ended with an error");
-                }
-            });
+            connections.spawn(h1::serve_connection(
+                stream,
+                move |req| route.call(req),
+                limits.clone(),
+                stopping.clone(),
+            ));
         }
     }
     server.shutdown();
+    stopping.cancel();
+    connections.close();
     tokio::select! {
-        _ = graceful.shutdown() => {}
-        _ = tokio::time::sleep(std::time::Duration::from_secs(5)) => {
+        _ = async { tokio::join!(graceful.shutdown(), connections.wait()) } => {}
+        _ = tokio::time::sleep(Duration::from_secs(5)) => {
             tracing::debug!("connections still open after 5 s were dropped");
         }
     }
     Ok(())
+}
+
+/// Sends each request to the MCP endpoint or to the app.
+struct Route<M, A> {
+    path: Arc<str>,
+    mcp: M,
+    app: Option<A>,
+}
+
+impl<M, A, AB> Route<M, A>
+where
+    M: tower_service::Service<
+            Request<RequestBody>,
+            Response = Response<McpBody>,
+            Error = Infallible,
+        > + Clone,
+    A: tower_service::Service<Request<RequestBody>, Response = Response<AB>, Error = Infallible>
+        + Clone,
+{
+    fn call(
+        &self,
+        req: Request<RequestBody>,
+    ) -> impl Future<Output = Response<Either<McpBody, AB>>> + use<M, A, AB> {
+        use tower_service::Service as _;
+
+        let on_endpoint = req.uri().path() == &*self.path;
+        let mut mcp = self.mcp.clone();
+        let app = self.app.clone();
+        async move {
+            let routed = if on_endpoint {
+                mcp.call(req).await.map(|r| r.map(Either::Left))
+            } else {
+                match app {
+                    Some(mut app) => app.call(req).await.map(|r| r.map(Either::Right)),
+                    None => NotFound.call(req).await.map(|r| r.map(Either::Left)),
+                }
+            };
+            match routed {
+                Ok(r) => r,
+                Err(never) => match never {},
+            }
+        }
+    }
 }
 
 /// Serves `service` at `path` on `listener` until the process gets Ctrl-C (SIGINT) or

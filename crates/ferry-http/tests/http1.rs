@@ -1,0 +1,895 @@
+//! Ferry's own HTTP/1.1 connection (`src/h1.rs`) on the wire: raw bytes over
+//! `tokio::net::TcpStream` on 127.0.0.1, checked against RFC 9112 (message syntax,
+//! framing, persistence) and RFC 9110 (semantics). Every read has a timeout, so a server
+//! that stalls fails a test instead of hanging it.
+
+mod support;
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use ferry_http::{HttpConfig, McpService, NotFound, ServeOptions};
+use ferry_testkit::eventually;
+use ferry_testkit::http::mcp_headers;
+use ferry_testkit::rpc::{self, call, request};
+use serde_json::{Value, json};
+use support::{PATH, Running, quick_keep_alive, server, start};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// The longest any single read or write may take.
+const IO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// One client connection speaking raw HTTP/1.1.
+struct Conn {
+    stream: TcpStream,
+    /// Bytes read and not yet consumed.
+    buf: Vec<u8>,
+    host: String,
+}
+
+/// A parsed response: status line, fields (names lowercased, in order) and the decoded
+/// body.
+#[derive(Debug)]
+struct Resp {
+    status_line: String,
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
+impl Resp {
+    /// Every value of field `name`.
+    fn all(&self, name: &str) -> Vec<&str> {
+        self.headers
+            .iter()
+            .filter(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+            .collect()
+    }
+
+    /// The value of field `name`, which must appear at most once.
+    fn header(&self, name: &str) -> Option<&str> {
+        let all = self.all(name);
+        assert!(
+            all.len() <= 1,
+            "{name} appears {} times: {self:?}",
+            all.len()
+        );
+        all.first().copied()
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "body is not JSON ({e}): {:?}",
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    /// Exactly one `date` field, holding a valid HTTP-date (RFC 9110 §6.6.1).
+    fn assert_one_date(&self) {
+        let dates = self.all("date");
+        assert_eq!(dates.len(), 1, "one date field: {self:?}");
+        assert!(
+            httpdate::parse_http_date(dates[0]).is_ok(),
+            "not an HTTP-date: {:?}",
+            dates[0]
+        );
+    }
+
+    /// A JSON error reply: `application/json`, a length that matches the body, and a
+    /// JSON-RPC error object with `code`.
+    fn assert_rpc_error(&self, status: u16, code: i64) {
+        assert_eq!(self.status, status, "{self:?}");
+        assert_eq!(self.header("content-type"), Some("application/json"));
+        assert_eq!(
+            self.header("content-length"),
+            Some(self.body.len().to_string().as_str())
+        );
+        let body = self.json();
+        assert_eq!(body["jsonrpc"], "2.0", "{body}");
+        assert_eq!(rpc::error_code(&body), code, "{body}");
+        assert!(body["error"]["message"].is_string(), "{body}");
+        self.assert_one_date();
+    }
+}
+
+impl Conn {
+    async fn connect(addr: SocketAddr) -> Conn {
+        assert!(addr.ip().is_loopback(), "tests only talk to 127.0.0.1");
+        let stream = tokio::time::timeout(IO_TIMEOUT, TcpStream::connect(addr))
+            .await
+            .expect("connect timed out")
+            .expect("connect");
+        stream.set_nodelay(true).expect("nodelay");
+        Conn {
+            stream,
+            buf: Vec::new(),
+            host: addr.to_string(),
+        }
+    }
+
+    async fn send(&mut self, bytes: &[u8]) {
+        tokio::time::timeout(IO_TIMEOUT, self.stream.write_all(bytes))
+            .await
+            .expect("write timed out")
+            .expect("write");
+    }
+
+    /// Reads more into the buffer: `Ok(0)` at end of stream.
+    async fn fill(&mut self) -> io::Result<usize> {
+        let mut chunk = [0u8; 8192];
+        let n = tokio::time::timeout(IO_TIMEOUT, self.stream.read(&mut chunk))
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "read timed out with {:?} buffered",
+                    String::from_utf8_lossy(&self.buf)
+                )
+            })?;
+        self.buf.extend_from_slice(&chunk[..n]);
+        Ok(n)
+    }
+
+    async fn fill_some(&mut self) {
+        match self.fill().await {
+            Ok(0) => panic!(
+                "connection closed with {:?} buffered",
+                String::from_utf8_lossy(&self.buf)
+            ),
+            Ok(_) => {}
+            Err(e) => panic!(
+                "read failed ({e}) with {:?} buffered",
+                String::from_utf8_lossy(&self.buf)
+            ),
+        }
+    }
+
+    /// Takes everything up to and including `pattern`.
+    async fn take_through(&mut self, pattern: &[u8]) -> Vec<u8> {
+        loop {
+            if let Some(i) = find(&self.buf, pattern) {
+                return self.buf.drain(..i + pattern.len()).collect();
+            }
+            self.fill_some().await;
+        }
+    }
+
+    async fn take_exact(&mut self, n: usize) -> Vec<u8> {
+        while self.buf.len() < n {
+            self.fill_some().await;
+        }
+        self.buf.drain(..n).collect()
+    }
+
+    /// Reads a status line and header section (RFC 9112 §2.1, §4, §5).
+    async fn read_head(&mut self) -> Resp {
+        let head = self.take_through(b"\r\n\r\n").await;
+        let text = std::str::from_utf8(&head[..head.len() - 4]).expect("ASCII head");
+        let mut lines = text.split("\r\n");
+        let status_line = lines.next().expect("status line").to_owned();
+        assert!(
+            !text.replace("\r\n", "").contains('\n'),
+            "bare LF in head: {text:?}"
+        );
+        let mut parts = status_line.splitn(3, ' ');
+        let version = parts.next().unwrap_or_default();
+        assert!(
+            version == "HTTP/1.1",
+            "status line {status_line:?} (RFC 9110 §2.5: answer with HTTP/1.1)"
+        );
+        let code = parts.next().unwrap_or_default();
+        assert_eq!(code.len(), 3, "status line {status_line:?}");
+        let status = code
+            .parse()
+            .unwrap_or_else(|_| panic!("status {status_line:?}"));
+        assert!(parts.next().is_some(), "no reason phrase: {status_line:?}");
+        let headers = lines
+            .map(|l| {
+                let (name, value) = l
+                    .split_once(':')
+                    .unwrap_or_else(|| panic!("malformed field line {l:?}"));
+                assert!(
+                    !name.is_empty() && !name.contains(' '),
+                    "malformed field name {l:?}"
+                );
+                (name.to_ascii_lowercase(), value.trim().to_owned())
+            })
+            .collect();
+        Resp {
+            status_line,
+            status,
+            headers,
+            body: Vec::new(),
+        }
+    }
+
+    /// Reads one chunk of a chunked body (RFC 9112 §7.1): its data, or `None` after the
+    /// last chunk and the trailer section.
+    async fn read_chunk(&mut self) -> Option<Vec<u8>> {
+        let line = self.take_through(b"\r\n").await;
+        let line = std::str::from_utf8(&line[..line.len() - 2]).expect("ASCII chunk line");
+        let size = line.split(';').next().unwrap_or_default().trim();
+        let size = usize::from_str_radix(size, 16)
+            .unwrap_or_else(|_| panic!("malformed chunk size line {line:?}"));
+        if size == 0 {
+            // Trailer section, ended by an empty line.
+            while self.take_through(b"\r\n").await.len() > 2 {}
+            return None;
+        }
+        let data = self.take_exact(size).await;
+        assert_eq!(
+            self.take_exact(2).await,
+            b"\r\n",
+            "chunk data not ended by CRLF"
+        );
+        Some(data)
+    }
+
+    /// Reads a whole response, its body framed as RFC 9112 §6.3 says.
+    async fn read_response(&mut self) -> Resp {
+        self.read_response_to(false).await
+    }
+
+    /// Reads the whole response to a HEAD request: never any body (RFC 9110 §9.3.2).
+    async fn read_head_response(&mut self) -> Resp {
+        self.read_response_to(true).await
+    }
+
+    async fn read_response_to(&mut self, head_request: bool) -> Resp {
+        let mut r = self.read_head().await;
+        let te = r.header("transfer-encoding").map(str::to_owned);
+        let length = r.header("content-length").map(|v| {
+            v.parse::<usize>()
+                .unwrap_or_else(|_| panic!("malformed content-length {v:?}"))
+        });
+        assert!(
+            te.is_none() || length.is_none(),
+            "both transfer-encoding and content-length (RFC 9112 §6.2): {r:?}"
+        );
+        if head_request || r.status / 100 == 1 || r.status == 204 || r.status == 304 {
+            return r;
+        }
+        if let Some(te) = te {
+            assert_eq!(te, "chunked", "{r:?}");
+            while let Some(data) = self.read_chunk().await {
+                r.body.extend_from_slice(&data);
+            }
+        } else if let Some(n) = length {
+            r.body = self.take_exact(n).await;
+        } else {
+            loop {
+                match self.fill().await {
+                    Ok(0) => break,
+                    Ok(_) => {}
+                    Err(e) => panic!("read to the end failed: {e}"),
+                }
+            }
+            r.body = std::mem::take(&mut self.buf);
+        }
+        r
+    }
+
+    /// The server closed the connection: nothing more is buffered and a read ends the
+    /// stream (a reset counts too: the peer is gone).
+    async fn expect_closed(&mut self) {
+        let n = self.fill().await;
+        assert!(
+            (self.buf.is_empty() && matches!(n, Ok(0))) || n.is_err(),
+            "expected the connection to close, got {n:?} and {:?}",
+            String::from_utf8_lossy(&self.buf)
+        );
+    }
+
+    /// The connection is still open: nothing arrives within `wait`.
+    async fn expect_open_and_quiet(&mut self, wait: Duration) {
+        let mut byte = [0u8; 1];
+        if let Ok(r) = tokio::time::timeout(wait, self.stream.peek(&mut byte)).await {
+            panic!("expected an open, quiet connection, got {r:?}");
+        }
+        assert!(
+            self.buf.is_empty(),
+            "{:?}",
+            String::from_utf8_lossy(&self.buf)
+        );
+    }
+
+    /// A POST of `message` with the MCP headers a conforming client sends, `extra` fields,
+    /// and a `Content-Length` body.
+    fn post(&self, message: &Value, extra: &[(&str, &str)]) -> Vec<u8> {
+        let body = serde_json::to_vec(message).expect("JSON");
+        let mut out = post_head(&self.host, message, extra);
+        out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        out.extend_from_slice(&body);
+        out
+    }
+
+    /// The response of one `echo` call on this connection, checked.
+    async fn echo(&mut self, id: i64, text: &str) {
+        let bytes = self.post(&echo(id, text), &[]);
+        self.send(&bytes).await;
+        let r = self.read_response().await;
+        assert_echoed(&r, id, text);
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+/// The request line and fields of a POST of `message` to the endpoint, without the
+/// framing field and without the final empty line.
+fn post_head(host: &str, message: &Value, extra: &[(&str, &str)]) -> Vec<u8> {
+    let mut out = format!("POST {PATH} HTTP/1.1\r\nhost: {host}\r\n").into_bytes();
+    for (name, value) in &mcp_headers(message) {
+        out.extend_from_slice(name.as_str().as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    for (name, value) in extra {
+        out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+    }
+    out
+}
+
+fn echo(id: i64, text: &str) -> Value {
+    call(id, "echo", json!({"text": text}), json!({}))
+}
+
+fn progress_call(id: i64, tool: &str) -> Value {
+    let mut msg = call(id, tool, json!({}), json!({}));
+    msg["params"]["_meta"]["progressToken"] = json!(format!("tok-{id}"));
+    msg
+}
+
+fn assert_echoed(r: &Resp, id: i64, text: &str) {
+    assert_eq!(r.status_line, "HTTP/1.1 200 OK", "{r:?}");
+    assert_eq!(r.header("content-type"), Some("application/json"));
+    let body = r.json();
+    assert_eq!(body["id"], id, "{body}");
+    assert_eq!(rpc::text(&body), text, "{body}");
+}
+
+/// Splits an SSE stream into its JSON-RPC messages, skipping comments.
+fn sse_messages(stream: &[u8]) -> Vec<Value> {
+    let text = std::str::from_utf8(stream).expect("SSE is UTF-8");
+    assert!(text.ends_with("\n\n"), "unterminated SSE event: {text:?}");
+    text.split_terminator("\n\n")
+        .filter_map(|event| {
+            let data: Vec<_> = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data: "))
+                .collect();
+            match data.as_slice() {
+                [] => None,
+                [one] => Some(serde_json::from_str(one).expect("JSON in a data line")),
+                _ => panic!("several data lines: {event:?}"),
+            }
+        })
+        .collect()
+}
+
+/// Serves the test server at [`PATH`] through `serve_app` with `options`.
+async fn start_with(options: ServeOptions) -> Running {
+    let (s, _) = server();
+    Running::spawn(PATH, move |listener, stop| async move {
+        let service = McpService::new(s.clone(), HttpConfig::default());
+        ferry_http::serve_app(listener, &s, service, None::<NotFound>, &options, async {
+            let _ = stop.await;
+        })
+        .await
+    })
+    .await
+}
+
+async fn endpoint() -> Running {
+    let (s, _) = server();
+    start(s, HttpConfig::default()).await
+}
+
+/// Requests pipelined in one write are all answered, in order, on the same connection
+/// (RFC 9112 §9.3.2), whether their bodies are small or larger than one read.
+#[tokio::test]
+async fn pipelined_requests_are_answered_in_order() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let big = "b".repeat(40 * 1024);
+    let mut out = c.post(&echo(1, "first"), &[]);
+    out.extend(c.post(&echo(2, "second"), &[]));
+    out.extend(c.post(&echo(3, &big), &[]));
+    out.extend(c.post(&echo(4, "fourth"), &[]));
+    c.send(&out).await;
+    for (id, text) in [
+        (1, "first"),
+        (2, "second"),
+        (3, big.as_str()),
+        (4, "fourth"),
+    ] {
+        let r = c.read_response().await;
+        assert_echoed(&r, id, text);
+        assert_eq!(r.header("connection"), None, "{r:?}");
+    }
+    // The connection persists after them.
+    c.echo(5, "after").await;
+    run.stop().await;
+}
+
+/// A chunked request body, split over several writes, with chunk extensions, upper- and
+/// lower-case hex sizes and a trailer section, is decoded and served (RFC 9112 §7.1,
+/// §7.1.1, §7.1.2); the connection then carries the next request.
+#[tokio::test]
+async fn chunked_request_bodies_are_decoded() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let text = "chunked ".repeat(40);
+    let body = serde_json::to_vec(&echo(1, &text)).unwrap();
+    let (a, rest) = body.split_at(10);
+    let (b, d) = rest.split_at(rest.len() - 30);
+    let mut head = post_head(
+        &c.host,
+        &echo(1, &text),
+        &[("transfer-encoding", "chunked")],
+    );
+    head.extend_from_slice(b"\r\n");
+    c.send(&head).await;
+    c.send(format!("{:x};x=1\r\n", a.len()).as_bytes()).await;
+    c.send(a).await;
+    c.send(b"\r\n").await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut chunk = format!("{:X}; name=\"quoted value\"\r\n", b.len()).into_bytes();
+    chunk.extend_from_slice(b);
+    chunk.extend_from_slice(format!("\r\n{:x}\r\n", d.len()).as_bytes());
+    chunk.extend_from_slice(d);
+    chunk.extend_from_slice(b"\r\n");
+    c.send(&chunk).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    c.send(b"0;last\r\nx-trailer: done\r\nx-checksum: 1234\r\n\r\n")
+        .await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 1, &text);
+    c.echo(2, "next").await;
+    run.stop().await;
+}
+
+/// `Expect: 100-continue` with the body held back: the server sends exactly
+/// `HTTP/1.1 100 Continue` and an empty line before reading the body, then the final
+/// response (RFC 9110 §10.1.1, §15.2.1; RFC 9112 §9.2).
+#[tokio::test]
+async fn expect_continue_gets_an_interim_response_first() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let msg = echo(1, "continued");
+    let body = serde_json::to_vec(&msg).unwrap();
+    let mut head = post_head(&c.host, &msg, &[("expect", "100-continue")]);
+    head.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    c.send(&head).await;
+    let interim = c.take_through(b"\r\n\r\n").await;
+    assert_eq!(
+        String::from_utf8_lossy(&interim),
+        "HTTP/1.1 100 Continue\r\n\r\n"
+    );
+    assert!(c.buf.is_empty(), "nothing before the body is sent");
+    c.send(&body).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 1, "continued");
+    // Chunked bodies get the interim response too.
+    let msg = echo(2, "chunked and continued");
+    let body = serde_json::to_vec(&msg).unwrap();
+    let mut head = post_head(
+        &c.host,
+        &msg,
+        &[("expect", "100-Continue"), ("transfer-encoding", "chunked")],
+    );
+    head.extend_from_slice(b"\r\n");
+    c.send(&head).await;
+    let interim = c.read_response().await;
+    assert_eq!(interim.status_line, "HTTP/1.1 100 Continue");
+    assert!(interim.headers.is_empty(), "{interim:?}");
+    let mut chunked = format!("{:x}\r\n", body.len()).into_bytes();
+    chunked.extend_from_slice(&body);
+    chunked.extend_from_slice(b"\r\n0\r\n\r\n");
+    c.send(&chunked).await;
+    assert_echoed(&c.read_response().await, 2, "chunked and continued");
+    run.stop().await;
+}
+
+/// `Connection: close` on a request: the response says `connection: close` and the
+/// server closes the connection after it (RFC 9112 §9.3, §9.6).
+#[tokio::test]
+async fn connection_close_closes_after_the_response() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let out = c.post(&echo(1, "bye"), &[("connection", "close")]);
+    c.send(&out).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 1, "bye");
+    assert_eq!(r.header("connection"), Some("close"));
+    c.expect_closed().await;
+    // A request pipelined after the close is not answered either.
+    let mut c = Conn::connect(run.client.addr()).await;
+    let mut out = c.post(&echo(2, "last"), &[("connection", "keep-alive, Close")]);
+    out.extend(c.post(&echo(3, "ignored"), &[]));
+    c.send(&out).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 2, "last");
+    assert_eq!(r.header("connection"), Some("close"));
+    c.expect_closed().await;
+    run.stop().await;
+}
+
+/// An HTTP/1.0 request (no Host) is answered with HTTP/1.1 and closed; with
+/// `Connection: keep-alive` the response says so and the connection persists
+/// (RFC 9112 §9.3, RFC 9110 §2.5; keep-alive as in RFC 9112 Appendix C.2.2).
+#[tokio::test]
+async fn http10_requests_close_unless_kept_alive() {
+    let run = endpoint().await;
+    let http10 = |id: i64, text: &str, connection: Option<&str>| {
+        let msg = echo(id, text);
+        let body = serde_json::to_vec(&msg).unwrap();
+        let mut out = format!("POST {PATH} HTTP/1.0\r\n").into_bytes();
+        for (name, value) in &mcp_headers(&msg) {
+            out.extend_from_slice(format!("{name}: ").as_bytes());
+            out.extend_from_slice(value.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
+        if let Some(v) = connection {
+            out.extend_from_slice(format!("connection: {v}\r\n").as_bytes());
+        }
+        out.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        out.extend_from_slice(&body);
+        out
+    };
+
+    let mut c = Conn::connect(run.client.addr()).await;
+    c.send(&http10(1, "old", None)).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 1, "old");
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(r.header("content-length").is_some(), "{r:?}");
+    c.expect_closed().await;
+
+    let mut c = Conn::connect(run.client.addr()).await;
+    c.send(&http10(2, "kept", Some("keep-alive"))).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 2, "kept");
+    assert_eq!(r.header("connection"), Some("keep-alive"));
+    assert!(
+        r.header("content-length").is_some(),
+        "a 1.0 peer needs a length to keep the connection: {r:?}"
+    );
+    c.expect_open_and_quiet(Duration::from_millis(100)).await;
+    c.send(&http10(3, "again", Some("Keep-Alive"))).await;
+    let r = c.read_response().await;
+    assert_echoed(&r, 3, "again");
+    assert_eq!(r.header("connection"), Some("keep-alive"));
+    run.stop().await;
+}
+
+/// Sends `bytes` on a fresh connection and reads the rejection, which must be a JSON
+/// error with `status` and -32600, `connection: close`, then the end of the connection
+/// (RFC 9112 §9.6); a fresh connection is then still served.
+async fn expect_rejected(addr: SocketAddr, bytes: &[u8], status: u16, what: &str) -> Resp {
+    let mut c = Conn::connect(addr).await;
+    c.send(bytes).await;
+    let r = c.read_response().await;
+    assert_eq!(r.status, status, "{what}: {r:?}");
+    r.assert_rpc_error(status, -32600);
+    assert_eq!(r.header("connection"), Some("close"), "{what}");
+    c.expect_closed().await;
+    Conn::connect(addr).await.echo(99, what).await;
+    r
+}
+
+/// Unacceptable requests are refused with the right status and a JSON-RPC error body,
+/// then the connection closes and the server keeps serving others: a head over
+/// `max_head_bytes` (431, RFC 6585 §5), a `Content-Length` over `max_body_bytes` (413 at
+/// once, before any body, RFC 9110 §15.5.14), a malformed request line (400, RFC 9112
+/// §3), both `Transfer-Encoding` and `Content-Length` (400, RFC 9112 §6.3), an unknown
+/// transfer coding (501, RFC 9112 §6.1) and an HTTP/1.1 request without Host (400,
+/// RFC 9112 §3.2).
+#[tokio::test]
+async fn bad_requests_are_rejected_and_the_server_keeps_serving() {
+    let run = endpoint().await;
+    let addr = run.client.addr();
+    let host = addr.to_string();
+
+    let mut big = format!("POST {PATH} HTTP/1.1\r\nhost: {host}\r\nx-big: ").into_bytes();
+    big.extend(std::iter::repeat_n(b'a', 70 * 1024));
+    big.extend_from_slice(b"\r\ncontent-length: 0\r\n\r\n");
+    expect_rejected(addr, &big, 431, "a 70 KiB head").await;
+    // The same head without its end: the server must not wait for more.
+    let unfinished = &big[..big.len() - b"content-length: 0\r\n\r\n".len()];
+    expect_rejected(addr, unfinished, 431, "a 70 KiB head that never ends").await;
+
+    let mut many = format!("POST {PATH} HTTP/1.1\r\nhost: {host}\r\n").into_bytes();
+    for i in 0..150 {
+        many.extend_from_slice(format!("x-field-{i}: {i}\r\n").as_bytes());
+    }
+    many.extend_from_slice(b"content-length: 0\r\n\r\n");
+    expect_rejected(addr, &many, 431, "150 fields").await;
+
+    // No body is ever sent: the 413 must come from the head alone.
+    let mut huge = post_head(&host, &echo(1, "x"), &[]);
+    huge.extend_from_slice(format!("content-length: {}\r\n\r\n", 5 * 1024 * 1024).as_bytes());
+    expect_rejected(addr, &huge, 413, "a 5 MiB Content-Length").await;
+
+    for line in [
+        "P@ST /mcp HTTP/1.1",
+        "POST /mcp HTTP/1.1 trailing",
+        "POST\t/mcp",
+        "POST /mcp",
+    ] {
+        let bytes = format!("{line}\r\nhost: {host}\r\ncontent-length: 0\r\n\r\n");
+        expect_rejected(addr, bytes.as_bytes(), 400, line).await;
+    }
+
+    let mut both = post_head(&host, &echo(1, "x"), &[("transfer-encoding", "chunked")]);
+    both.extend_from_slice(b"content-length: 5\r\n\r\n0\r\n\r\n");
+    expect_rejected(addr, &both, 400, "Transfer-Encoding and Content-Length").await;
+
+    let mut gzip = post_head(&host, &echo(1, "x"), &[("transfer-encoding", "gzip")]);
+    gzip.extend_from_slice(b"\r\n");
+    expect_rejected(addr, &gzip, 501, "Transfer-Encoding: gzip").await;
+
+    let msg = echo(1, "x");
+    let body = serde_json::to_vec(&msg).unwrap();
+    let mut no_host =
+        format!("POST {PATH} HTTP/1.1\r\ncontent-type: application/json\r\n").into_bytes();
+    no_host.extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+    no_host.extend_from_slice(&body);
+    expect_rejected(addr, &no_host, 400, "an HTTP/1.1 request without Host").await;
+
+    let mut bad_chunk = post_head(&host, &echo(1, "x"), &[("transfer-encoding", "chunked")]);
+    bad_chunk.extend_from_slice(b"\r\nzz\r\n{}\r\n0\r\n\r\n");
+    expect_rejected(addr, &bad_chunk, 400, "a malformed chunk size").await;
+    run.stop().await;
+}
+
+/// A head that never completes is answered with 408 once `head_timeout` has passed since
+/// its first byte, and the connection closes (RFC 9110 §15.5.9); the server keeps
+/// serving. An idle connection with no byte sent is not timed out.
+#[tokio::test]
+async fn slow_heads_time_out_with_408() {
+    let mut options = ServeOptions::new(PATH);
+    options.head_timeout = Duration::from_millis(300);
+    let run = start_with(options).await;
+    let addr = run.client.addr();
+    let mut idle = Conn::connect(addr).await;
+
+    let mut c = Conn::connect(addr).await;
+    let started = Instant::now();
+    c.send(format!("POST {PATH} HTTP/1.1\r\nhost: {addr}\r\n").as_bytes())
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    c.send(b"x-slow: 1\r\n").await;
+    let r = c.read_response().await;
+    let waited = started.elapsed();
+    r.assert_rpc_error(408, -32600);
+    assert_eq!(r.header("connection"), Some("close"));
+    assert!(
+        waited >= Duration::from_millis(250) && waited < Duration::from_secs(5),
+        "408 after {waited:?}"
+    );
+    c.expect_closed().await;
+
+    // The idle connection outlived the head timeout and still works.
+    idle.expect_open_and_quiet(Duration::from_millis(50)).await;
+    idle.echo(1, "idle but fine").await;
+    Conn::connect(addr).await.echo(2, "fresh").await;
+    run.stop().await;
+}
+
+/// A request body larger than `max_body_bytes` set through `ServeOptions` is refused
+/// with 413, framed by length or chunked (RFC 9110 §15.5.14).
+#[tokio::test]
+async fn body_limits_come_from_serve_options() {
+    let mut options = ServeOptions::new(PATH);
+    options.max_body_bytes = 1024;
+    let run = start_with(options).await;
+    let addr = run.client.addr();
+    let host = addr.to_string();
+    let msg = echo(1, &"x".repeat(2000));
+    let mut out = post_head(&host, &msg, &[]);
+    out.extend_from_slice(b"content-length: 1025\r\n\r\n");
+    expect_rejected(addr, &out, 413, "1025 bytes by length").await;
+
+    let body = serde_json::to_vec(&msg).unwrap();
+    let mut chunked = post_head(&host, &msg, &[("transfer-encoding", "chunked")]);
+    chunked.extend_from_slice(b"\r\n");
+    for part in body.chunks(500) {
+        chunked.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+        chunked.extend_from_slice(part);
+        chunked.extend_from_slice(b"\r\n");
+    }
+    chunked.extend_from_slice(b"0\r\n\r\n");
+    expect_rejected(addr, &chunked, 413, "2 KB chunked").await;
+    run.stop().await;
+}
+
+/// A HEAD request gets the 405 a GET gets, with the same `content-length` and no body
+/// bytes: the next pipelined responses parse right after its head (RFC 9110 §9.3.2,
+/// RFC 9112 §6.3 rule 1).
+#[tokio::test]
+async fn head_requests_get_a_length_and_no_body() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let host = c.host.clone();
+    let mut out = format!("HEAD {PATH} HTTP/1.1\r\nhost: {host}\r\n\r\n").into_bytes();
+    out.extend_from_slice(format!("GET {PATH} HTTP/1.1\r\nhost: {host}\r\n\r\n").as_bytes());
+    out.extend(c.post(&echo(1, "after head"), &[]));
+    c.send(&out).await;
+
+    let head = c.read_head_response().await;
+    assert_eq!(head.status_line, "HTTP/1.1 405 Method Not Allowed");
+    assert_eq!(head.header("allow"), Some("POST"));
+    assert_eq!(head.header("content-type"), Some("application/json"));
+    assert_eq!(head.header("transfer-encoding"), None);
+    head.assert_one_date();
+    let length = head
+        .header("content-length")
+        .expect("HEAD response with content-length")
+        .to_owned();
+    // Whatever follows the HEAD response's head must be the next status line.
+    while c.buf.len() < 9 {
+        c.fill_some().await;
+    }
+    assert!(
+        c.buf.starts_with(b"HTTP/1.1 "),
+        "body bytes after a HEAD response: {:?}",
+        String::from_utf8_lossy(&c.buf)
+    );
+
+    let get = c.read_response().await;
+    get.assert_rpc_error(405, -32600);
+    assert_eq!(get.header("content-length"), Some(length.as_str()));
+    assert_echoed(&c.read_response().await, 1, "after head");
+    run.stop().await;
+}
+
+/// A handler that streams progress gets a chunked response (RFC 9112 §6.1, §7.1) with
+/// no `content-length`, whose chunks decode to SSE events: the progress notifications,
+/// then the response.
+#[tokio::test]
+async fn streamed_responses_are_chunked_sse() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let out = c.post(&progress_call(1, "progress"), &[]);
+    c.send(&out).await;
+    let mut r = c.read_head().await;
+    assert_eq!(r.status_line, "HTTP/1.1 200 OK");
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(r.header("content-length"), None);
+    r.assert_one_date();
+    let mut chunks = 0;
+    while let Some(data) = c.read_chunk().await {
+        assert!(!data.is_empty());
+        chunks += 1;
+        r.body.extend_from_slice(&data);
+    }
+    assert!(chunks >= 1);
+    let messages = sse_messages(&r.body);
+    let progress: Vec<_> = messages
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .map(|m| m["params"]["progress"].as_f64().unwrap())
+        .collect();
+    assert_eq!(progress, [1.0, 2.0, 3.0], "{messages:?}");
+    let last = messages.last().unwrap();
+    assert_eq!(last["id"], 1);
+    assert_eq!(rpc::text(last), "progress done");
+    // The connection persists after the last chunk.
+    c.echo(2, "after the stream").await;
+    run.stop().await;
+}
+
+/// A `subscriptions/listen` stream is chunked SSE that stays open; closing the socket
+/// ends the subscription, and the server keeps serving new connections.
+#[tokio::test]
+async fn listen_streams_are_chunked_and_end_with_the_socket() {
+    let (s, _) = server();
+    let run = start(s.clone(), quick_keep_alive()).await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let msg = request(
+        7,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true}}),
+    );
+    let out = c.post(&msg, &[]);
+    c.send(&out).await;
+    let r = c.read_head().await;
+    assert_eq!(r.status, 200, "{r:?}");
+    assert_eq!(r.header("content-type"), Some("text/event-stream"));
+    assert_eq!(r.header("transfer-encoding"), Some("chunked"));
+    assert_eq!(r.header("content-length"), None);
+    let mut stream = Vec::new();
+    let mut comments = 0;
+    while comments < 2 {
+        let data = c.read_chunk().await.expect("the stream stays open");
+        stream.extend_from_slice(&data);
+        comments = std::str::from_utf8(&stream)
+            .unwrap()
+            .split_terminator("\n\n")
+            .filter(|e| e.starts_with(':'))
+            .count();
+    }
+    let messages = sse_messages(&stream);
+    assert_eq!(
+        messages[0]["method"], "notifications/subscriptions/acknowledged",
+        "{messages:?}"
+    );
+    eventually("the listener to be registered", || s.listener_count() == 1).await;
+    drop(c);
+    eventually("the listener to go away with the socket", || {
+        s.listener_count() == 0
+    })
+    .await;
+    Conn::connect(run.client.addr())
+        .await
+        .echo(1, "still serving")
+        .await;
+    run.stop().await;
+}
+
+/// A peer that closes its socket while its request runs drops the handler, before any
+/// byte of the response; the server keeps serving (RFC 9112 §9.6: the connection is gone,
+/// so is the request).
+#[tokio::test]
+async fn closing_the_socket_cancels_a_pending_handler() {
+    let (s, probe) = server();
+    let run = start(s, HttpConfig::default()).await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let out = c.post(&call(1, "hang", json!({}), json!({})), &[]);
+    c.send(&out).await;
+    eventually("the handler to start", || probe.started()).await;
+    assert!(!probe.dropped());
+    drop(c);
+    eventually("the handler to be dropped after the socket closed", || {
+        probe.dropped()
+    })
+    .await;
+    Conn::connect(run.client.addr())
+        .await
+        .echo(2, "still serving")
+        .await;
+    run.stop().await;
+}
+
+/// Every response carries exactly one `date` field (RFC 9110 §6.6.1) and JSON replies
+/// `content-type: application/json` with an exact `content-length` (RFC 9110 §8.6);
+/// a notification's 202 has `content-length: 0`.
+#[tokio::test]
+async fn responses_carry_one_date_and_their_content_type() {
+    let run = endpoint().await;
+    let mut c = Conn::connect(run.client.addr()).await;
+    let out = c.post(&request(1, "tools/list", json!({})), &[]);
+    c.send(&out).await;
+    let r = c.read_response().await;
+    assert_eq!(r.status_line, "HTTP/1.1 200 OK");
+    r.assert_one_date();
+    assert_eq!(r.all("content-type"), ["application/json"]);
+    assert_eq!(r.all("content-length"), [r.body.len().to_string()]);
+    assert!(r.json()["result"]["tools"].is_array());
+
+    let note = rpc::notification("notifications/initialized", json!({}));
+    let out = c.post(&note, &[]);
+    c.send(&out).await;
+    let r = c.read_response().await;
+    assert_eq!(r.status_line, "HTTP/1.1 202 Accepted");
+    r.assert_one_date();
+    assert_eq!(r.header("content-length"), Some("0"));
+    assert!(r.body.is_empty());
+
+    let out = c.post(&request(2, "no/such/method", json!({})), &[]);
+    c.send(&out).await;
+    let r = c.read_response().await;
+    r.assert_one_date();
+    assert_eq!(r.all("content-type"), ["application/json"]);
+    assert_eq!(r.json()["id"], 2);
+    assert!(r.json()["error"]["code"].is_i64());
+    run.stop().await;
+}
