@@ -9,6 +9,10 @@
 //!   the body (400 with -32020), with `=?base64?…?=` decoding.
 //! - `Origin` and `Host` are validated (403), bodies are size-limited (413), handlers are
 //!   time-limited, and closing a stream cancels its handler.
+//! - [`serve`] and [`serve_app`] speak HTTP/1.1 through a connection built for this job: it
+//!   holds no buffer while a response streams, so ten thousand open
+//!   `subscriptions/listen` streams fit in a few tens of MiB. HTTP/2 with prior knowledge
+//!   is opt-in ([`HttpConfig::http2`]) and served by hyper.
 //!
 //! ```no_run
 //! use ferry_http::{HttpConfig, McpService};
