@@ -25,9 +25,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use ferry_protocol::{ErrorCode, ErrorObject};
-use ferry_server::Reply;
-use http::header::{CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, DATE, TRANSFER_ENCODING};
+use ferry_protocol::ErrorCode;
+use http::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
 use http::{
     HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri, Version,
 };
@@ -91,7 +90,7 @@ pub(crate) async fn serve_connection<H, F, B>(
             Ok(None) => return,
             Err(Fail::Io) => return,
             Err(Fail::Reject(status, code, message)) => {
-                let _ = conn.reject(status, code, message).await;
+                conn.reject(status, code, message).await;
                 return;
             }
         };
@@ -100,14 +99,10 @@ pub(crate) async fn serve_connection<H, F, B>(
         let mut keep_alive = wants_keep_alive(&req) && !shutdown.is_cancelled();
 
         // Run the request; a peer that hangs up drops it (and cancels its handler).
-        let fut = handle(req);
-        let mut fut = std::pin::pin!(fut);
-        let response = loop {
-            tokio::select! {
-                biased;
-                r = &mut fut => break r,
-                open = conn.watch_peer() => if !open { return },
-            }
+        let response = tokio::select! {
+            biased;
+            r = handle(req) => r,
+            () = conn.peer_gone() => return,
         };
         let (parts, body) = response.into_parts();
         if parts
@@ -193,8 +188,8 @@ struct Conn {
 
 impl Conn {
     /// Reads more into the buffer: `Ok(0)` at end of stream. Without room already
-    /// reserved it reads onto the stack first, so a wake-up with nothing to read (or the
-    /// end of the stream) allocates nothing.
+    /// reserved it reads into the thread's scratch buffer first, so a wake-up with nothing
+    /// to read (or the end of the stream) allocates nothing.
     async fn fill(&mut self) -> io::Result<usize> {
         loop {
             self.stream.readable().await?;
@@ -215,17 +210,16 @@ impl Conn {
         }
     }
 
-    /// While a response is pending or streaming: reads ahead (bounded) and completes with
-    /// `false` once the peer has closed or reset the connection. Never completes while the
-    /// peer stays.
-    async fn watch_peer(&mut self) -> bool {
+    /// While a response is pending or streaming: reads ahead (bounded) and completes once
+    /// the peer has closed or reset the connection. Never completes while the peer stays.
+    async fn peer_gone(&mut self) {
         loop {
             if self.buf.len() >= READ_AHEAD {
                 // Enough of the next requests is queued; stop reading (back-pressure).
                 return std::future::pending().await;
             }
             match self.fill().await {
-                Ok(0) | Err(_) => return false,
+                Ok(0) | Err(_) => return,
                 Ok(_) => continue,
             }
         }
@@ -268,21 +262,16 @@ impl Conn {
         let _ = tokio::time::timeout(LINGER_TIME, drain).await;
     }
 
-    /// Answers a request that could not be read, with a JSON-RPC error body.
-    async fn reject(self, status: StatusCode, code: ErrorCode, message: &str) -> io::Result<()> {
-        let reply =
-            Reply::error_with_status(None, &ErrorObject::new(code, message), status.as_u16());
-        let mut out = Vec::with_capacity(160 + reply.body.len());
-        put_status_line(&mut out, Version::HTTP_11, status);
-        put_header(&mut out, CONTENT_TYPE.as_str(), b"application/json");
-        put_content_length(&mut out, reply.body.len());
-        put_header(&mut out, CONNECTION.as_str(), b"close");
-        put_date(&mut out);
-        out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&reply.body);
-        let r = self.write_all(&out).await;
+    /// Answers a request that could not be read with the endpoint's JSON-RPC error
+    /// response, then closes.
+    async fn reject(mut self, status: StatusCode, code: ErrorCode, message: &str) {
+        let (parts, body) = crate::service::error_response(status, code, message).into_parts();
+        let mut keep_alive = false;
+        let body = std::pin::pin!(body);
+        let _ = self
+            .write_response(parts, body, Version::HTTP_11, false, &mut keep_alive)
+            .await;
         self.close().await;
-        r
     }
 
     /// Reads the next request: `None` when the peer closed between requests or `shutdown`
@@ -365,19 +354,17 @@ impl Conn {
     /// Reads until the buffer holds a whole head, within the head's time and size limits.
     async fn read_head(&mut self, limits: &Limits) -> Result<Head, Fail> {
         let mut deadline: Option<Instant> = None;
+        let mut complete_possible = true;
         loop {
-            if let Some(head) = parse_head(&self.buf, limits)? {
+            if complete_possible && let Some(head) = parse_head(&self.buf, limits)? {
                 self.buf.advance(head.consumed);
                 return Ok(head);
             }
             if self.buf.len() >= limits.max_head_bytes {
-                return Err(Fail::Reject(
-                    StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-                    ErrorCode::INVALID_REQUEST,
-                    "Request header fields too large",
-                ));
+                return Err(head_too_large());
             }
             let until = *deadline.get_or_insert_with(|| Instant::now() + limits.head_timeout);
+            let before = self.buf.len();
             match tokio::time::timeout_at(until, self.fill()).await {
                 Err(_) => {
                     return Err(Fail::Reject(
@@ -389,6 +376,9 @@ impl Conn {
                 Ok(Ok(0)) | Ok(Err(_)) => return Err(Fail::Io),
                 Ok(Ok(_)) => {}
             }
+            // A head ends with a line feed: parse again only when one arrived, so a peer
+            // that trickles bytes cannot make each byte cost a parse of the whole head.
+            complete_possible = memchr::memchr(b'\n', &self.buf[before..]).is_some();
         }
     }
 
@@ -450,7 +440,7 @@ impl Conn {
 
         let mut out =
             Vec::with_capacity(256 + exact.map_or(0, |n| n.min(COALESCE_LIMIT as u64) as usize));
-        put_status_line(&mut out, Version::HTTP_11, status);
+        put_status_line(&mut out, status);
         for (name, value) in &headers {
             if name == CONNECTION || name == TRANSFER_ENCODING {
                 continue;
@@ -489,7 +479,7 @@ impl Conn {
                 let frame = tokio::select! {
                     biased;
                     f = body.frame() => f,
-                    open = self.watch_peer() => if open { continue } else { return Err(io::ErrorKind::ConnectionReset.into()) },
+                    () = self.peer_gone() => return Err(io::ErrorKind::ConnectionReset.into()),
                 };
                 match frame {
                     None => break,
@@ -520,10 +510,7 @@ impl Conn {
                     tokio::select! {
                         biased;
                         f = body.frame() => f,
-                        open = self.watch_peer() => {
-                            debug_assert!(!open);
-                            return Err(io::ErrorKind::ConnectionReset.into());
-                        }
+                        () = self.peer_gone() => return Err(io::ErrorKind::ConnectionReset.into()),
                     }
                 }
             };
@@ -569,6 +556,14 @@ impl Conn {
     }
 }
 
+fn head_too_large() -> Fail {
+    Fail::Reject(
+        StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+        ErrorCode::INVALID_REQUEST,
+        "Request header fields too large",
+    )
+}
+
 fn too_large() -> Fail {
     Fail::Reject(
         StatusCode::PAYLOAD_TOO_LARGE,
@@ -603,11 +598,7 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Fail> {
         Err(_) => return Err(bad_request("Bad request: malformed HTTP request")),
     };
     if head_len > limits.max_head_bytes {
-        return Err(Fail::Reject(
-            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
-            ErrorCode::INVALID_REQUEST,
-            "Request header fields too large",
-        ));
+        return Err(head_too_large());
     }
     let version = match parsed.version {
         Some(0) => Version::HTTP_10,
@@ -843,12 +834,10 @@ fn take_line(input: &mut BytesMut) -> Result<Option<Bytes>, Fail> {
     }
 }
 
-fn put_status_line(out: &mut Vec<u8>, version: Version, status: StatusCode) {
-    out.extend_from_slice(if version == Version::HTTP_10 {
-        b"HTTP/1.0 "
-    } else {
-        b"HTTP/1.1 "
-    });
+/// The status line. Always `HTTP/1.1`, the highest version this server speaks, also to
+/// HTTP/1.0 peers (RFC 9110 §6.2).
+fn put_status_line(out: &mut Vec<u8>, status: StatusCode) {
+    out.extend_from_slice(b"HTTP/1.1 ");
     out.extend_from_slice(status.as_str().as_bytes());
     out.push(b' ');
     out.extend_from_slice(status.canonical_reason().unwrap_or("Unknown").as_bytes());

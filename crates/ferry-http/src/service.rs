@@ -94,7 +94,11 @@ fn json_response(status: u16, body: Bytes) -> Response<McpBody> {
     r
 }
 
-fn error_response(status: StatusCode, code: ErrorCode, message: &str) -> Response<McpBody> {
+pub(crate) fn error_response(
+    status: StatusCode,
+    code: ErrorCode,
+    message: &str,
+) -> Response<McpBody> {
     let reply = Reply::error_with_status(None, &ErrorObject::new(code, message), status.as_u16());
     json_response(reply.status, reply.body)
 }
