@@ -693,8 +693,8 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Fail> {
     let headers: &mut HeaderMap = request.headers_mut();
     headers.reserve(parsed.headers.len());
     for field in parsed.headers.iter() {
-        let name = HeaderName::from_bytes(field.name.as_bytes())
-            .map_err(|_| bad_request("Bad request: malformed field name"))?;
+        let name =
+            field_name(field.name).map_err(|_| bad_request("Bad request: malformed field name"))?;
         let value = HeaderValue::from_maybe_shared(at(field.value))
             .map_err(|_| bad_request("Bad request: malformed field value"))?;
         headers.append(name, value);
@@ -706,6 +706,28 @@ fn parse_head(buf: &[u8], limits: &Limits) -> Result<Option<Head>, Fail> {
         expect_continue,
         body: with_body.then(|| copy.slice(head_len..)),
     }))
+}
+
+/// Field names MCP clients send on most requests that the `http` crate does not know.
+/// Reading one of these costs no allocation (any other custom name is copied).
+static MCP_FIELDS: [HeaderName; 5] = [
+    HeaderName::from_static(ferry_protocol::headers::PROTOCOL_VERSION),
+    HeaderName::from_static(ferry_protocol::headers::METHOD),
+    HeaderName::from_static(ferry_protocol::headers::NAME),
+    HeaderName::from_static(ferry_protocol::headers::SESSION_ID),
+    HeaderName::from_static(ferry_protocol::headers::LAST_EVENT_ID),
+];
+
+/// A request field's name: a well-known one shared, anything else parsed and copied.
+fn field_name(raw: &str) -> Result<HeaderName, http::header::InvalidHeaderName> {
+    if raw.len() >= ferry_protocol::headers::NAME.len() {
+        for known in MCP_FIELDS.iter() {
+            if raw.eq_ignore_ascii_case(known.as_str()) {
+                return Ok(known.clone());
+            }
+        }
+    }
+    HeaderName::from_bytes(raw.as_bytes())
 }
 
 fn parse_length(value: &[u8]) -> Option<usize> {
@@ -939,6 +961,27 @@ mod tests {
             }
         }
         Ok(None)
+    }
+
+    #[test]
+    fn mcp_field_names_are_shared_and_others_parsed() {
+        let name = field_name("MCP-Protocol-Version").ok();
+        assert_eq!(
+            name.as_ref().map(HeaderName::as_str),
+            Some("mcp-protocol-version")
+        );
+        let name = field_name("Mcp-Name").ok();
+        assert_eq!(name.as_ref().map(HeaderName::as_str), Some("mcp-name"));
+        let name = field_name("Content-Type").ok();
+        assert_eq!(name, Some(http::header::CONTENT_TYPE));
+        let name = field_name("X-Custom-Field").ok();
+        assert_eq!(
+            name.as_ref().map(HeaderName::as_str),
+            Some("x-custom-field")
+        );
+        let name = field_name("mcp-name-x").ok();
+        assert_eq!(name.as_ref().map(HeaderName::as_str), Some("mcp-name-x"));
+        assert!(field_name("bad name").is_err());
     }
 
     #[test]

@@ -11,6 +11,7 @@ use ferry_protocol::{ErrorCode, ErrorObject};
 use ferry_server::{
     Handled, Outbound, PendingCall, Principal, Reply, RequestEnv, Server, Streaming,
 };
+use futures::future::Either;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
 use http::{HeaderValue, Method, Request, Response, StatusCode};
 use http_body::Body;
@@ -80,12 +81,15 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let svc = self.clone();
-        Box::pin(async move { Ok(handle(svc, req).await) })
+        let fut = handle(self.clone(), req);
+        Box::pin(async move { Ok(fut.await) })
     }
 }
 
 const JSON: HeaderValue = HeaderValue::from_static("application/json");
+/// `Mcp-Session-Id`, parsed once.
+static SESSION_ID: http::HeaderName =
+    http::HeaderName::from_static(ferry_protocol::headers::SESSION_ID);
 
 fn json_response(status: u16, body: Bytes) -> Response<McpBody> {
     let mut r = Response::new(McpBody::full(body));
@@ -112,12 +116,55 @@ fn sse_response(body: McpBody) -> Response<McpBody> {
     r
 }
 
-async fn handle<B>(svc: McpService, req: Request<B>) -> Response<McpBody>
+/// What the checks on a request's head leave for the rest: its fields, its principal
+/// and its body.
+struct Admitted<B> {
+    headers: http::HeaderMap,
+    principal: Option<Principal>,
+    body: B,
+}
+
+/// Handles one request.
+///
+/// The checks that need no body run here, synchronously; only what later steps need is
+/// carried into the future, and every path that may wait long or stream is boxed, so the
+/// future of a plain JSON call stays small (one small allocation per request).
+fn handle<B>(svc: McpService, req: Request<B>) -> impl Future<Output = Response<McpBody>> + use<B>
 where
     B: Body + Send,
     B::Data: Send,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
+    let admitted = admit(&svc, req);
+    async move {
+        let Admitted {
+            headers,
+            principal,
+            body,
+        } = match admitted {
+            Ok(a) => a,
+            Err(response) => return response,
+        };
+        let next = match read_body(body, &svc.config).await {
+            Ok(bytes) => {
+                let env = RequestEnv {
+                    principal,
+                    headers: Some(headers),
+                    session: None,
+                };
+                respond(&svc, svc.server.handle(&bytes, env))
+            }
+            Err(response) => return response,
+        };
+        next.await
+    }
+}
+
+/// The checks on a request's head (DIGEST §3.3): origin, host, method, media type. A
+/// `GET` or `DELETE` of a 2025-11-25 session is answered here.
+// Matched at once by its one caller; boxing the response would only add an allocation.
+#[allow(clippy::result_large_err)]
+fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<McpBody>> {
     let McpService {
         server,
         config,
@@ -127,38 +174,39 @@ where
     if let Some(origin) = req.headers().get(ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| config.origins.origin_ok(o));
         if !ok {
-            return error_response(
+            return Err(error_response(
                 StatusCode::FORBIDDEN,
                 ErrorCode::INVALID_REQUEST,
                 "Forbidden: origin not allowed",
-            );
+            ));
         }
     }
-    let host = req
-        .headers()
-        .get(HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| req.uri().authority().map(|a| a.to_string()));
-    if let Some(host) = host
-        && !config.origins.host_ok(&host)
-    {
-        return error_response(
+    let host_ok = match req.headers().get(HOST).and_then(|h| h.to_str().ok()) {
+        Some(host) => config.origins.host_ok(host),
+        None => req
+            .uri()
+            .authority()
+            .is_none_or(|a| config.origins.host_ok(a.as_str())),
+    };
+    if !host_ok {
+        return Err(error_response(
             StatusCode::FORBIDDEN,
             ErrorCode::INVALID_REQUEST,
             "Forbidden: host not allowed",
-        );
+        ));
     }
     // GET and DELETE exist only for 2025-11-25 sessions; everything else is POST.
-    let with_session = server.serves_legacy()
-        && req
-            .headers()
-            .contains_key(ferry_protocol::headers::SESSION_ID);
+    let with_session = server.serves_legacy() && req.headers().contains_key(&SESSION_ID);
     if with_session && req.method() == Method::GET {
-        return legacy::get(&streams, &server, req.headers(), config.keep_alive);
+        return Err(legacy::get(
+            streams,
+            server,
+            req.headers(),
+            config.keep_alive,
+        ));
     }
     if with_session && req.method() == Method::DELETE {
-        return legacy::delete(&streams, &server, req.headers());
+        return Err(legacy::delete(streams, server, req.headers()));
     }
     if req.method() != Method::POST {
         let mut r = error_response(
@@ -168,7 +216,7 @@ where
         );
         r.headers_mut()
             .insert(ALLOW, HeaderValue::from_static("POST"));
-        return r;
+        return Err(r);
     }
     if let Some(ct) = req.headers().get(CONTENT_TYPE) {
         let ok = ct.to_str().is_ok_and(|v| {
@@ -177,80 +225,123 @@ where
                 .starts_with("application/json")
         });
         if !ok {
-            return error_response(
+            return Err(error_response(
                 StatusCode::UNSUPPORTED_MEDIA_TYPE,
                 ErrorCode::INVALID_REQUEST,
                 "Unsupported media type: send application/json",
-            );
+            ));
         }
     }
     let (mut parts, body) = req.into_parts();
-    let collected = deadline(
-        config.body_timeout,
-        Limited::new(body, config.max_body_bytes).collect(),
-    )
-    .await;
-    let bytes = match collected {
-        Err(_) => {
-            return error_response(
-                StatusCode::REQUEST_TIMEOUT,
-                ErrorCode::INVALID_REQUEST,
-                "Request timeout: body not received in time",
-            );
-        }
-        Ok(Err(e)) => {
+    Ok(Admitted {
+        principal: parts.extensions.remove::<Principal>(),
+        headers: parts.headers,
+        body,
+    })
+}
+
+/// The whole body, within the size and time limits. Collected in a small allocation of
+/// its own, so a body already in memory costs no timer and no space in the caller.
+async fn read_body<B>(body: B, config: &HttpConfig) -> Result<Bytes, Response<McpBody>>
+where
+    B: Body,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let collect = Box::pin(Limited::new(body, config.max_body_bytes).collect());
+    match deadline(config.body_timeout, collect).await {
+        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Err(_) => Err(error_response(
+            StatusCode::REQUEST_TIMEOUT,
+            ErrorCode::INVALID_REQUEST,
+            "Request timeout: body not received in time",
+        )),
+        Ok(Err(e))
             if e.downcast_ref::<http_body_util::LengthLimitError>()
-                .is_some()
-            {
-                return error_response(
-                    StatusCode::PAYLOAD_TOO_LARGE,
-                    ErrorCode::INVALID_REQUEST,
-                    "Payload too large: the message exceeds the size limit",
-                );
-            }
-            return error_response(
-                StatusCode::BAD_REQUEST,
-                ErrorCode::PARSE_ERROR,
-                "Parse error: the body could not be read",
-            );
+                .is_some() =>
+        {
+            Err(error_response(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                ErrorCode::INVALID_REQUEST,
+                "Payload too large: the message exceeds the size limit",
+            ))
         }
-        Ok(Ok(c)) => c.to_bytes(),
-    };
-    let principal = parts.extensions.remove::<Principal>();
-    let env = RequestEnv {
-        principal,
-        headers: Some(std::mem::take(&mut parts.headers)),
-        session: None,
-    };
-    match server.handle(&bytes, env) {
-        Handled::Reply(r) => json_response(r.status, r.body),
+        Ok(Err(_)) => Err(error_response(
+            StatusCode::BAD_REQUEST,
+            ErrorCode::PARSE_ERROR,
+            "Parse error: the body could not be read",
+        )),
+    }
+}
+
+/// The response to a handled message: ready now, a JSON call to run in place, or
+/// (boxed) a call that may stream.
+fn respond(
+    svc: &McpService,
+    handled: Handled,
+) -> impl Future<Output = Response<McpBody>> + Send + use<> {
+    type Streamed = Pin<Box<dyn Future<Output = Response<McpBody>> + Send>>;
+    let ready = |r| Either::Left(std::future::ready(r));
+    let streamed = |f: Streamed| Either::Right(Either::Right(f));
+    match handled {
+        Handled::Reply(r) => ready(json_response(r.status, r.body)),
         Handled::Accepted | Handled::Cancel(_) => {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::ACCEPTED;
-            r
+            ready(r)
         }
-        Handled::UnexpectedResponse => error_response(
+        Handled::UnexpectedResponse => ready(error_response(
             StatusCode::BAD_REQUEST,
             ErrorCode::INVALID_REQUEST,
             "Invalid request: clients do not send JSON-RPC responses in MCP 2026-07-28",
-        ),
+        )),
         Handled::Initialized { reply, session } => {
             let mut r = json_response(reply.status, reply.body);
             if let Ok(v) = HeaderValue::from_str(session.id()) {
                 r.headers_mut()
                     .insert(ferry_protocol::headers::SESSION_ID, v);
             }
-            server.watch_session(&session);
-            r
+            svc.server.watch_session(&session);
+            ready(r)
         }
         Handled::Pending(call) => match call.session().cloned() {
-            Some(session) => legacy::run_call(streams, session, call).await,
-            None => run(call, &config).await,
+            Some(session) => streamed(Box::pin(legacy::run_call(
+                svc.streams.clone(),
+                session,
+                call,
+            ))),
+            None if call.streaming() == Streaming::Never => {
+                Either::Right(Either::Left(run_json(call, svc.config.request_timeout)))
+            }
+            None => {
+                let config = svc.config.clone();
+                streamed(Box::pin(async move { run_streaming(call, &config).await }))
+            }
         },
     }
 }
 
-async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
+/// Runs a call that never streams: a JSON response. The future holds only the handler's
+/// (already boxed) future and the request id.
+fn run_json(
+    call: PendingCall,
+    timeout: std::time::Duration,
+) -> impl Future<Output = Response<McpBody>> + Send + use<> {
+    let id = call.id().clone();
+    let fut = call.run(Outbound::none());
+    async move {
+        let reply = match deadline(timeout, fut).await {
+            Ok(r) => r,
+            Err(_) => Reply::error(
+                Some(&id),
+                &ErrorObject::internal("Internal error: the request timed out"),
+            ),
+        };
+        json_response(reply.status, reply.body)
+    }
+}
+
+/// Runs a call that may stream: JSON if it sends nothing before its result, else SSE.
+async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     let id = call.id().clone();
     let timeout = config.request_timeout;
     let timed_id = id.clone();
@@ -266,16 +357,7 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
         })
     };
     match call.streaming() {
-        Streaming::Never => {
-            let reply = match deadline(timeout, call.run(Outbound::none())).await {
-                Ok(r) => r,
-                Err(_) => Reply::error(
-                    Some(&id),
-                    &ErrorObject::internal("Internal error: the request timed out"),
-                ),
-            };
-            json_response(reply.status, reply.body)
-        }
+        Streaming::Never => run_json(call, config.request_timeout).await,
         Streaming::Maybe => {
             // JSON unless the handler sends a notification first; then switch to SSE and
             // keep driving the handler from the body.
@@ -305,14 +387,14 @@ async fn run(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
 }
 
 /// Like `tokio::time::timeout`, but a future that is ready at once (a body that arrived
-/// with its headers, a handler that never waits) costs no timer.
-async fn deadline<F: Future>(
+/// with its headers, a handler that never waits) costs no timer, and the timer of one
+/// that waits lives in its own small allocation rather than in the caller's future.
+async fn deadline<F: Future + Unpin>(
     limit: std::time::Duration,
-    fut: F,
+    mut fut: F,
 ) -> Result<F::Output, tokio::time::error::Elapsed> {
-    let mut fut = std::pin::pin!(fut);
-    if let Some(out) = futures::FutureExt::now_or_never(fut.as_mut()) {
+    if let Some(out) = futures::FutureExt::now_or_never(&mut fut) {
         return Ok(out);
     }
-    tokio::time::timeout(limit, fut).await
+    Box::pin(tokio::time::timeout(limit, fut)).await
 }

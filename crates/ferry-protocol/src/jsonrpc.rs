@@ -255,8 +255,8 @@ impl Serialize for JsonRpcVersion {
 
 impl<'de> Deserialize<'de> for JsonRpcVersion {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let v = Cow::<'de, str>::deserialize(d)?;
-        if v == JSONRPC_VERSION {
+        let v = crate::borrowed::CowStr::deserialize(d)?;
+        if v.0 == JSONRPC_VERSION {
             Ok(JsonRpcVersion)
         } else {
             Err(de::Error::custom("\"jsonrpc\" must be \"2.0\""))
@@ -270,11 +270,11 @@ impl<'de> Deserialize<'de> for JsonRpcVersion {
 /// the method needs. Use [`Envelope::classify`] to turn it into an [`Incoming`].
 #[derive(Debug, Deserialize)]
 pub struct Envelope<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "crate::borrowed::option_cow_str")]
     jsonrpc: Option<Cow<'a, str>>,
     #[serde(default, borrow, deserialize_with = "present")]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "crate::borrowed::option_cow_str")]
     method: Option<Cow<'a, str>>,
     #[serde(default, borrow)]
     params: Option<&'a RawValue>,

@@ -56,6 +56,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod borrowed;
 pub mod capabilities;
 pub mod common;
 pub mod error;

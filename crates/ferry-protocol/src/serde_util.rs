@@ -46,7 +46,7 @@ macro_rules! open_struct_deserialize {
                     }
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
                         let mut out = $ty::default();
-                        while let Some(key) = map.next_key::<::std::borrow::Cow<'de, str>>()? {
+                        while let Some($crate::borrowed::CowStr(key)) = map.next_key()? {
                             match key.as_ref() {
                                 $($json => {
                                     if out.$field.is_some() {

@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ferry_protocol::ErrorObject;
+use ferry_protocol::borrowed::option_cow_str;
 use ferry_protocol::jsonrpc::{Envelope, Incoming, RequestId};
 use ferry_protocol::version::ProtocolVersion;
 use serde_json::value::RawValue;
@@ -35,11 +36,11 @@ pub(crate) type ReadTarget = (
 /// A request read in one pass: the envelope and the params together.
 #[derive(serde::Deserialize)]
 struct FastRequest<'a> {
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     jsonrpc: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     id: Option<&'a RawValue>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     method: Option<std::borrow::Cow<'a, str>>,
     #[serde(default, borrow)]
     params: Option<Params<'a>>,

@@ -4,9 +4,19 @@
 use ferry_protocol::ErrorObject;
 use ferry_protocol::headers::{self, ParamHeader, decode_value};
 use http::HeaderMap;
+use http::header::{AsHeaderName, HeaderName};
 use serde_json::Value;
 
-fn one<'h>(map: &'h HeaderMap, name: &str) -> Result<Option<&'h [u8]>, ErrorObject> {
+/// The checked fields' names, parsed once: a lookup by name then costs one hash.
+static PROTOCOL_VERSION: HeaderName = HeaderName::from_static(headers::PROTOCOL_VERSION);
+static METHOD: HeaderName = HeaderName::from_static(headers::METHOD);
+static NAME: HeaderName = HeaderName::from_static(headers::NAME);
+
+/// The value of a field that may appear at most once.
+fn one<N>(map: &HeaderMap, name: N) -> Result<Option<&[u8]>, ErrorObject>
+where
+    N: AsHeaderName + std::fmt::Display + Copy,
+{
     let mut values = map.get_all(name).iter();
     let first = values.next();
     if values.next().is_some() {
@@ -28,15 +38,14 @@ fn display(name: &str) -> &'static str {
 
 /// Checks `MCP-Protocol-Version` against the body's version.
 pub(crate) fn check_version(map: &HeaderMap, body_version: &str) -> Result<(), ErrorObject> {
-    let name = headers::PROTOCOL_VERSION;
-    match one(map, name)? {
+    match one(map, &PROTOCOL_VERSION)? {
         None => Err(ErrorObject::header_mismatch(
             "Header mismatch: MCP-Protocol-Version header is required",
         )),
         Some(v) if v == body_version.as_bytes() => Ok(()),
         Some(v) => Err(ErrorObject::header_mismatch(format!(
             "Header mismatch: {} header value '{}' does not match body value '{}'",
-            display(name),
+            display(headers::PROTOCOL_VERSION),
             String::from_utf8_lossy(v),
             body_version
         ))),
@@ -50,7 +59,7 @@ pub(crate) fn check_method_and_name(
     method: &str,
     name: Option<&str>,
 ) -> Result<(), ErrorObject> {
-    match one(map, headers::METHOD)? {
+    match one(map, &METHOD)? {
         None => {
             return Err(ErrorObject::header_mismatch(
                 "Header mismatch: Mcp-Method header is required",
@@ -65,7 +74,7 @@ pub(crate) fn check_method_and_name(
         }
     }
     if let Some(body) = name {
-        let raw = one(map, headers::NAME)?.ok_or_else(|| {
+        let raw = one(map, &NAME)?.ok_or_else(|| {
             ErrorObject::header_mismatch("Header mismatch: Mcp-Name header is required")
         })?;
         let decoded = decode_value(raw)
@@ -89,7 +98,7 @@ pub(crate) fn check_params(
     arguments: &Value,
 ) -> Result<(), ErrorObject> {
     for p in params {
-        let header = one(map, &p.header)?;
+        let header = one(map, p.header.as_str())?;
         match (p.extract(arguments), header) {
             (None, _) => {}
             (Some(_), None) => {

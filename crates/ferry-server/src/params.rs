@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use ferry_protocol::borrowed::option_cow_str;
 use ferry_protocol::logging::LoggingLevel;
 use ferry_protocol::meta::RequestMeta;
 use ferry_protocol::version::ProtocolVersion;
@@ -16,13 +17,13 @@ use serde_json::value::RawValue;
 pub(crate) struct Params<'a> {
     #[serde(rename = "_meta", default)]
     pub(crate) meta: Option<Box<RequestMeta>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub(crate) name: Option<Cow<'a, str>>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub(crate) uri: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(crate) arguments: Option<Value>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub(crate) cursor: Option<Cow<'a, str>>,
     #[serde(rename = "inputResponses", default, deserialize_with = "keep_null")]
     pub(crate) input_responses: Option<Value>,
@@ -38,13 +39,18 @@ pub(crate) struct Params<'a> {
     pub(crate) context: Option<Value>,
     #[serde(rename = "requestId", default)]
     pub(crate) request_id: Option<Value>,
-    #[serde(rename = "protocolVersion", default, borrow)]
+    #[serde(
+        rename = "protocolVersion",
+        default,
+        borrow,
+        deserialize_with = "option_cow_str"
+    )]
     pub(crate) protocol_version: Option<Cow<'a, str>>,
     #[serde(default)]
     pub(crate) capabilities: Option<Value>,
     #[serde(rename = "clientInfo", default)]
     pub(crate) client_info: Option<Value>,
-    #[serde(default, borrow)]
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub(crate) level: Option<Cow<'a, str>>,
 }
 

@@ -133,11 +133,9 @@ impl PendingCall {
             CallKind::Listen { filter } => Box::pin(async move {
                 listen::run(&base.server, base.id.clone(), filter, outbound).await
             }),
-            CallKind::Tool { entry, args, mrtr } => {
-                Box::pin(guarded(base, move |base, cancel| async move {
-                    run_tool(&base, entry, args, mrtr, outbound, cancel).await
-                }))
-            }
+            CallKind::Tool { entry, args, mrtr } => Box::pin(guarded(base, move |base, cancel| {
+                run_tool(base, entry, args, mrtr, outbound, cancel)
+            })),
             kind => Box::pin(guarded(base, move |base, cancel| async move {
                 match kind {
                     CallKind::Prompt { entry, args, mrtr } => {
@@ -164,26 +162,57 @@ impl PendingCall {
 
 /// Runs `work` with a cancellation token that fires when the request is cancelled (on a
 /// 2025-11-25 session, by `notifications/cancelled`) or the future is dropped.
-async fn guarded<F, Fut>(base: Base, work: F) -> Reply
+fn guarded<F, Fut>(base: Base, work: F) -> Guarded<Fut>
 where
     F: FnOnce(Arc<Base>, CancellationToken) -> Fut,
     Fut: Future<Output = Reply>,
 {
     let cancel = CancellationToken::new();
-    let _guard = cancel.clone().drop_guard();
     let base = Arc::new(base);
     let tracked = base.session.clone().map(|s| {
         s.track(base.id.clone(), cancel.clone());
         TrackGuard(s, base.id.clone())
     });
     let id = base.id.clone();
-    let reply = tokio::select! {
-        biased;
-        r = work(base, cancel.clone()) => r,
-        _ = cancel.cancelled() => Reply::cancelled(&id),
-    };
-    drop(tracked);
-    reply
+    Guarded {
+        cancelled: cancel.clone().cancelled_owned(),
+        _guard: cancel.clone().drop_guard(),
+        work: work(base, cancel),
+        id,
+        _tracked: tracked,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A handler's future that ends with a cancellation reply when its request is
+    /// cancelled. A plain struct rather than an `async` block, so the handler's future is
+    /// stored once. Dropping it drops the handler, stops tracking the request and fires
+    /// the token, in that order.
+    struct Guarded<F> {
+        #[pin]
+        work: F,
+        #[pin]
+        cancelled: tokio_util::sync::WaitForCancellationFutureOwned,
+        id: RequestId,
+        _tracked: Option<TrackGuard>,
+        _guard: tokio_util::sync::DropGuard,
+    }
+}
+
+impl<F: Future<Output = Reply>> Future for Guarded<F> {
+    type Output = Reply;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Reply> {
+        let this = self.project();
+        // The handler first: a reply that is ready wins over a cancellation.
+        if let std::task::Poll::Ready(reply) = this.work.poll(cx) {
+            return std::task::Poll::Ready(reply);
+        }
+        match this.cancelled.poll(cx) {
+            std::task::Poll::Ready(()) => std::task::Poll::Ready(Reply::cancelled(this.id)),
+            std::task::Poll::Pending => std::task::Poll::Pending,
+        }
+    }
 }
 
 struct TrackGuard(Arc<Session>, RequestId);
@@ -283,10 +312,11 @@ impl Base {
         F: Fn(Context) -> Fut,
         Fut: Future<Output = Result<T>>,
     {
-        let mut book = if self.legacy() {
+        let mut book = if self.legacy() || !mrtr.is_retry() {
             AskBook::default()
         } else {
-            match mrtr::open(self.inner(), bound, mrtr, policy).await {
+            // Boxed: a first round (the common call) keeps a small future.
+            match Box::pin(mrtr::open(self.inner(), bound, mrtr, policy)).await {
                 Ok(b) => b,
                 Err(e) => return Step::Stop(self.error(&e)),
             }
@@ -340,8 +370,9 @@ fn is_resource_not_found(e: &ErrorObject) -> bool {
         && e.data.as_ref().is_some_and(|d| d.get("uri").is_some())
 }
 
+/// Runs a tool.
 async fn run_tool(
-    base: &Base,
+    base: Arc<Base>,
     entry: Arc<ToolEntry>,
     args: Value,
     mrtr: MrtrInput,
@@ -366,7 +397,7 @@ async fn run_tool(
             mrtr,
             outbound,
             cancel,
-            |ctx| entry.handler.call(ctx, args.clone()),
+            |ctx| entry.handler.call(ctx, &args),
         )
         .await;
     match step {

@@ -90,9 +90,10 @@ impl<T: Serialize> IntoToolResult for Json<T> {
 
 pub(crate) type ToolFuture = BoxFuture<'static, Result<CallToolResult>>;
 
-/// A tool handler with its argument parsing erased.
+/// A tool handler with its argument parsing erased. The arguments are lent: a typed
+/// handler reads its struct straight from them, with no copy of the whole object.
 pub(crate) trait ToolHandler: Send + Sync + 'static {
-    fn call(&self, ctx: Context, args: Value) -> ToolFuture;
+    fn call(&self, ctx: Context, args: &Value) -> ToolFuture;
 }
 
 struct TypedHandler<F, A> {
@@ -107,8 +108,8 @@ where
     Fut: Future<Output = Result<R>> + Send + 'static,
     R: IntoToolResult,
 {
-    fn call(&self, ctx: Context, args: Value) -> ToolFuture {
-        match serde_json::from_value::<A>(args) {
+    fn call(&self, ctx: Context, args: &Value) -> ToolFuture {
+        match A::deserialize(args) {
             Ok(a) => {
                 let fut = (self.f)(ctx, a);
                 Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
@@ -128,8 +129,8 @@ where
     Fut: Future<Output = Result<R>> + Send + 'static,
     R: IntoToolResult,
 {
-    fn call(&self, ctx: Context, args: Value) -> ToolFuture {
-        let fut = (self.0)(ctx, args);
+    fn call(&self, ctx: Context, args: &Value) -> ToolFuture {
+        let fut = (self.0)(ctx, args.clone());
         Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
     }
 }
