@@ -42,8 +42,9 @@ struct FastRequest<'a> {
     id: Option<&'a RawValue>,
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
     method: Option<std::borrow::Cow<'a, str>>,
+    /// Boxed: the struct is large, and would otherwise be copied at every step.
     #[serde(default, borrow)]
-    params: Option<Params<'a>>,
+    params: Option<Box<Params<'a>>>,
 }
 
 /// A request id from its raw JSON: a string or an integer.
@@ -135,7 +136,7 @@ impl Server {
                     Ok(p) => p,
                     Err(e) => return Handled::Reply(Reply::error_with_status(Some(&id), &e, 400)),
                 };
-                self.dispatch(&id, &method, params, env)
+                self.dispatch(&id, &method, Box::new(params), env)
             }
         }
     }
@@ -144,13 +145,13 @@ impl Server {
         &self,
         id: &RequestId,
         method: &str,
-        params: Params<'_>,
+        params: Box<Params<'_>>,
         env: RequestEnv,
     ) -> Handled {
         let handled = if self.is_modern(&params, &env) {
             self.request(id, method, params, env)
         } else {
-            self.legacy_request(id, method, params, env)
+            self.legacy_request(id, method, *params, env)
         };
         match handled {
             Ok(h) => h,
@@ -244,7 +245,7 @@ impl Server {
         &self,
         id: &RequestId,
         method: &str,
-        params: Params<'_>,
+        params: Box<Params<'_>>,
         env: RequestEnv,
     ) -> Result<Handled, (ErrorObject, u16)> {
         let inner = &*self.inner;
@@ -278,7 +279,7 @@ impl Server {
             argument,
             context,
             ..
-        } = params;
+        } = *params;
         // Order (forced by the spec's probes): _meta present, header matches body, version
         // supported, method known.
         if let (Some(h), Some(v)) = (

@@ -148,7 +148,7 @@ impl Server {
             version: session.version(),
             capabilities: session.capabilities().clone(),
             log_level: session.log_level(),
-            meta: params.meta.as_deref().cloned().unwrap_or_default(),
+            meta: params.meta.clone().unwrap_or_default(),
         };
         let reply_value = |v: Value| Ok(Handled::Reply(Reply::result(id, &v, None)));
         let base = |checked: Checked| Base {
