@@ -979,22 +979,20 @@ mod tests {
 
     #[test]
     fn mcp_field_names_are_shared_and_others_parsed() {
-        let name = field_name("MCP-Protocol-Version").ok();
+        for (raw, parsed) in [
+            ("MCP-Protocol-Version", "mcp-protocol-version"),
+            ("Mcp-Name", "mcp-name"),
+            ("Content-Type", "content-type"),
+            ("X-Custom-Field", "x-custom-field"),
+            ("mcp-name-x", "mcp-name-x"),
+        ] {
+            let name = field_name(raw).ok();
+            assert_eq!(name.as_ref().map(HeaderName::as_str), Some(parsed), "{raw}");
+        }
         assert_eq!(
-            name.as_ref().map(HeaderName::as_str),
-            Some("mcp-protocol-version")
+            field_name("Content-Type").ok(),
+            Some(http::header::CONTENT_TYPE)
         );
-        let name = field_name("Mcp-Name").ok();
-        assert_eq!(name.as_ref().map(HeaderName::as_str), Some("mcp-name"));
-        let name = field_name("Content-Type").ok();
-        assert_eq!(name, Some(http::header::CONTENT_TYPE));
-        let name = field_name("X-Custom-Field").ok();
-        assert_eq!(
-            name.as_ref().map(HeaderName::as_str),
-            Some("x-custom-field")
-        );
-        let name = field_name("mcp-name-x").ok();
-        assert_eq!(name.as_ref().map(HeaderName::as_str), Some("mcp-name-x"));
         assert!(field_name("bad name").is_err());
     }
 
