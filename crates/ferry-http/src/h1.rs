@@ -163,6 +163,32 @@ thread_local! {
         std::cell::RefCell::new(vec![0; READ_CHUNK].into_boxed_slice());
 }
 
+thread_local! {
+    /// The buffer each worker thread writes responses from, lent to one response at a
+    /// time: a response written at once costs no allocation, and a connection between
+    /// responses holds no write buffer.
+    static OUT: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Largest write buffer kept for the next response.
+const OUT_KEEP: usize = 16 * 1024;
+
+/// The thread's write buffer (or a new one if another response has it), empty, with room
+/// for `capacity` bytes.
+fn borrow_out(capacity: usize) -> Vec<u8> {
+    let mut out = OUT.take();
+    out.clear();
+    out.reserve(capacity);
+    out
+}
+
+/// Gives a write buffer back for the next response, unless it grew large.
+fn return_out(out: Vec<u8>) {
+    if out.capacity() <= OUT_KEEP {
+        OUT.set(out);
+    }
+}
+
 /// How a request's body is framed.
 enum Framing {
     Length(usize),
@@ -452,8 +478,7 @@ impl Conn {
             *keep_alive = false;
         }
 
-        let mut out =
-            Vec::with_capacity(256 + exact.map_or(0, |n| n.min(COALESCE_LIMIT as u64) as usize));
+        let mut out = borrow_out(256 + exact.map_or(0, |n| n.min(COALESCE_LIMIT as u64) as usize));
         put_status_line(&mut out, status);
         for (name, value) in &headers {
             if name == CONNECTION || name == TRANSFER_ENCODING {
@@ -483,7 +508,9 @@ impl Conn {
         drop(headers);
 
         if bodiless {
-            return self.write_all(&out).await;
+            let written = self.write_all(&out).await;
+            return_out(out);
+            return written;
         }
 
         if !chunked && exact.is_some_and(|n| n <= COALESCE_LIMIT as u64) {
@@ -505,7 +532,9 @@ impl Conn {
                     Some(Err(_)) => return Err(io::ErrorKind::InvalidData.into()),
                 }
             }
-            return self.write_all(&out).await;
+            let written = self.write_all(&out).await;
+            return_out(out);
+            return written;
         }
 
         // A stream (SSE) or a large body: head with whatever is ready, then each frame as

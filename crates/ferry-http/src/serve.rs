@@ -196,14 +196,14 @@ where
             _ = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let route = Route {
+        let mut route = Route {
             path: path.clone(),
             mcp: mcp.clone(),
             app: app.clone(),
         };
         if options.http2 {
             let hyper_svc = hyper::service::service_fn(move |req: Request<Incoming>| {
-                let fut = route.call(req.map(RequestBody::hyper));
+                let fut = route.clone().call(req.map(RequestBody::hyper));
                 async move { Ok::<_, Infallible>(fut.await) }
             });
             let conn = builder
@@ -237,6 +237,7 @@ where
 }
 
 /// Sends each request to the MCP endpoint or to the app.
+#[derive(Clone)]
 struct Route<M, A> {
     path: Arc<str>,
     mcp: M,
@@ -249,32 +250,70 @@ where
             Request<RequestBody>,
             Response = Response<McpBody>,
             Error = Infallible,
-        > + Clone,
+        > + Clone
+        + Send
+        + 'static,
+    M::Future: Send + 'static,
     A: tower_service::Service<Request<RequestBody>, Response = Response<AB>, Error = Infallible>
-        + Clone,
+        + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
 {
+    /// Calls the service the request is for.
     fn call(
-        &self,
+        &mut self,
         req: Request<RequestBody>,
     ) -> impl Future<Output = Response<Either<McpBody, AB>>> + use<M, A, AB> {
+        use futures::future::Either as Which;
         use tower_service::Service as _;
 
-        let on_endpoint = req.uri().path() == &*self.path;
-        let mut mcp = self.mcp.clone();
-        let app = self.app.clone();
+        let routed = if req.uri().path() == &*self.path {
+            Which::Left(call_ready(&mut self.mcp, req))
+        } else {
+            match &mut self.app {
+                Some(app) => Which::Right(Which::Left(call_ready(app, req))),
+                None => Which::Right(Which::Right(NotFound.call(req))),
+            }
+        };
         async move {
-            let routed = if on_endpoint {
-                mcp.call(req).await.map(|r| r.map(Either::Left))
-            } else {
-                match app {
-                    Some(mut app) => app.call(req).await.map(|r| r.map(Either::Right)),
-                    None => NotFound.call(req).await.map(|r| r.map(Either::Left)),
-                }
+            let response = match routed {
+                Which::Left(mcp) => mcp.await.map(|r| r.map(Either::Left)),
+                Which::Right(Which::Left(app)) => app.await.map(|r| r.map(Either::Right)),
+                Which::Right(Which::Right(none)) => none.await.map(|r| r.map(Either::Left)),
             };
-            match routed {
+            match response {
                 Ok(r) => r,
                 Err(never) => match never {},
             }
+        }
+    }
+}
+
+/// A call that waits for its service to be ready.
+type Waiting<T> = std::pin::Pin<Box<dyn Future<Output = Result<T, Infallible>> + Send>>;
+
+/// A call to `svc` as tower requires it: once ready. A service that is ready at once (the
+/// endpoint, the authentication layer, most routers) is called in place and cloned for
+/// nothing; one that must wait (a concurrency limit, a buffer) is cloned and waited for
+/// in a boxed future.
+fn call_ready<S, R>(svc: &mut S, req: R) -> futures::future::Either<S::Future, Waiting<S::Response>>
+where
+    S: tower_service::Service<R, Error = Infallible> + Clone + Send + 'static,
+    S::Future: Send + 'static,
+    R: Send + 'static,
+{
+    use futures::future::Either as Which;
+
+    match futures::FutureExt::now_or_never(std::future::poll_fn(|cx| svc.poll_ready(cx))) {
+        Some(Ok(())) => Which::Left(svc.call(req)),
+        Some(Err(never)) => match never {},
+        None => {
+            let mut svc = svc.clone();
+            Which::Right(Box::pin(async move {
+                std::future::poll_fn(|cx| svc.poll_ready(cx)).await?;
+                svc.call(req).await
+            }))
         }
     }
 }

@@ -893,3 +893,43 @@ async fn responses_carry_one_date_and_their_content_type() {
     assert!(r.json()["error"]["code"].is_i64());
     run.stop().await;
 }
+
+/// An endpoint behind a layer that must be polled ready before each call (a concurrency
+/// limit of one) serves requests from many connections at once: each call waits for its
+/// turn instead of breaking tower's readiness contract.
+#[tokio::test]
+async fn endpoints_behind_layers_that_need_readiness_are_served() {
+    use tower::Layer as _;
+
+    let (s, _) = server();
+    let run = Running::spawn(PATH, move |listener, stop| async move {
+        let service = tower::limit::ConcurrencyLimitLayer::new(1)
+            .layer(McpService::new(s.clone(), HttpConfig::default()));
+        ferry_http::serve_app(
+            listener,
+            &s,
+            service,
+            None::<NotFound>,
+            &ServeOptions::default(),
+            async {
+                let _ = stop.await;
+            },
+        )
+        .await
+    })
+    .await;
+    let addr = run.client.addr();
+    let clients = (0..8).map(|i| {
+        tokio::spawn(async move {
+            let mut c = Conn::connect(addr).await;
+            for round in 0..4 {
+                c.echo(i * 10 + round, &format!("client {i} round {round}"))
+                    .await;
+            }
+        })
+    });
+    for client in futures::future::join_all(clients).await {
+        client.expect("every client is answered");
+    }
+    run.stop().await;
+}

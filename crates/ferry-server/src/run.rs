@@ -160,27 +160,39 @@ impl PendingCall {
     }
 }
 
-/// Runs `work` with a cancellation token that fires when the request is cancelled (on a
-/// 2025-11-25 session, by `notifications/cancelled`) or the future is dropped.
+/// Runs `work` with a cancellation token that fires when the future is dropped or, on a
+/// 2025-11-25 session, when the request is cancelled (`notifications/cancelled`).
+///
+/// Outside a session nothing but dropping the future cancels a request (HTTP disconnect,
+/// stdio `notifications/cancelled` handled by the transport), so only session calls
+/// watch the token.
 fn guarded<F, Fut>(base: Base, work: F) -> Guarded<Fut>
 where
-    F: FnOnce(Arc<Base>, CancellationToken) -> Fut,
+    F: FnOnce(Base, CancellationToken) -> Fut,
     Fut: Future<Output = Reply>,
 {
     let cancel = CancellationToken::new();
-    let base = Arc::new(base);
-    let tracked = base.session.clone().map(|s| {
+    let watch = base.session.clone().map(|s| {
         s.track(base.id.clone(), cancel.clone());
-        TrackGuard(s, base.id.clone())
+        Watch {
+            cancelled: Box::pin(cancel.clone().cancelled_owned()),
+            id: base.id.clone(),
+            _tracked: TrackGuard(s, base.id.clone()),
+        }
     });
-    let id = base.id.clone();
     Guarded {
-        cancelled: cancel.clone().cancelled_owned(),
         _guard: cancel.clone().drop_guard(),
         work: work(base, cancel),
-        id,
-        _tracked: tracked,
+        watch,
     }
+}
+
+/// What a session call watches besides its handler: its token, fired by
+/// `notifications/cancelled`.
+struct Watch {
+    cancelled: Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
+    id: RequestId,
+    _tracked: TrackGuard,
 }
 
 pin_project_lite::pin_project! {
@@ -191,10 +203,7 @@ pin_project_lite::pin_project! {
     struct Guarded<F> {
         #[pin]
         work: F,
-        #[pin]
-        cancelled: tokio_util::sync::WaitForCancellationFutureOwned,
-        id: RequestId,
-        _tracked: Option<TrackGuard>,
+        watch: Option<Watch>,
         _guard: tokio_util::sync::DropGuard,
     }
 }
@@ -208,10 +217,12 @@ impl<F: Future<Output = Reply>> Future for Guarded<F> {
         if let std::task::Poll::Ready(reply) = this.work.poll(cx) {
             return std::task::Poll::Ready(reply);
         }
-        match this.cancelled.poll(cx) {
-            std::task::Poll::Ready(()) => std::task::Poll::Ready(Reply::cancelled(this.id)),
-            std::task::Poll::Pending => std::task::Poll::Pending,
+        if let Some(w) = this.watch
+            && w.cancelled.as_mut().poll(cx).is_ready()
+        {
+            return std::task::Poll::Ready(Reply::cancelled(&w.id));
         }
+        std::task::Poll::Pending
     }
 }
 
@@ -372,7 +383,7 @@ fn is_resource_not_found(e: &ErrorObject) -> bool {
 
 /// Runs a tool.
 async fn run_tool(
-    base: Arc<Base>,
+    base: Base,
     entry: Arc<ToolEntry>,
     args: Value,
     mrtr: MrtrInput,
