@@ -240,16 +240,46 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
     })
 }
 
-/// The whole body, within the size and time limits. Collected in a small allocation of
-/// its own, so a body already in memory costs no timer and no space in the caller.
+/// The whole body, within the size and time limits. A body already in memory (Ferry's
+/// HTTP/1.1 connection reads each body whole) is taken as it is; any other is collected
+/// in a small allocation of its own, so it costs no space in the caller's future.
 async fn read_body<B>(body: B, config: &HttpConfig) -> Result<Bytes, Response<McpBody>>
 where
     B: Body,
     B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    let collect = Box::pin(Limited::new(body, config.max_body_bytes).collect());
+    use bytes::Buf as _;
+
+    let mut body = std::pin::pin!(body);
+    let mut first = Bytes::new();
+    if let Some(frame) = futures::FutureExt::now_or_never(body.as_mut().frame()) {
+        match frame {
+            None => return Ok(Bytes::new()),
+            Some(Err(_)) => return Err(unreadable_body()),
+            Some(Ok(frame)) => {
+                if let Ok(mut data) = frame.into_data() {
+                    if data.remaining() > config.max_body_bytes {
+                        return Err(body_too_large());
+                    }
+                    first = data.copy_to_bytes(data.remaining());
+                    if body.is_end_stream() {
+                        return Ok(first);
+                    }
+                }
+            }
+        }
+    }
+    let limit = config.max_body_bytes - first.len();
+    let collect = Box::pin(Limited::new(body, limit).collect());
     match deadline(config.body_timeout, collect).await {
-        Ok(Ok(c)) => Ok(c.to_bytes()),
+        Ok(Ok(c)) if first.is_empty() => Ok(c.to_bytes()),
+        Ok(Ok(c)) => {
+            let rest = c.to_bytes();
+            let mut whole = bytes::BytesMut::with_capacity(first.len() + rest.len());
+            whole.extend_from_slice(&first);
+            whole.extend_from_slice(&rest);
+            Ok(whole.freeze())
+        }
         Err(_) => Err(error_response(
             StatusCode::REQUEST_TIMEOUT,
             ErrorCode::INVALID_REQUEST,
@@ -259,18 +289,26 @@ where
             if e.downcast_ref::<http_body_util::LengthLimitError>()
                 .is_some() =>
         {
-            Err(error_response(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                ErrorCode::INVALID_REQUEST,
-                "Payload too large: the message exceeds the size limit",
-            ))
+            Err(body_too_large())
         }
-        Ok(Err(_)) => Err(error_response(
-            StatusCode::BAD_REQUEST,
-            ErrorCode::PARSE_ERROR,
-            "Parse error: the body could not be read",
-        )),
+        Ok(Err(_)) => Err(unreadable_body()),
     }
+}
+
+fn body_too_large() -> Response<McpBody> {
+    error_response(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        ErrorCode::INVALID_REQUEST,
+        "Payload too large: the message exceeds the size limit",
+    )
+}
+
+fn unreadable_body() -> Response<McpBody> {
+    error_response(
+        StatusCode::BAD_REQUEST,
+        ErrorCode::PARSE_ERROR,
+        "Parse error: the body could not be read",
+    )
 }
 
 /// The response to a handled message: ready now, a JSON call to run in place, or

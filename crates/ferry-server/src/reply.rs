@@ -39,7 +39,10 @@ impl Reply {
         result: &R,
         server_meta: Option<&[u8]>,
     ) -> Reply {
-        let mut buf = BytesMut::with_capacity(256).writer();
+        // Room for a small result and the spliced `_meta`, so the common reply is written
+        // without growing.
+        let room = 256 + server_meta.map_or(0, |m| m.len() + 16);
+        let mut buf = BytesMut::with_capacity(room).writer();
         write_prefix(buf.get_mut(), Some(id));
         buf.get_mut().put_slice(b"\"result\":");
         let start = buf.get_ref().len();
