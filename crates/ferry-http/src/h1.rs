@@ -260,6 +260,13 @@ impl Conn {
         Ok(())
     }
 
+    /// Writes a response taken from [`borrow_out`], then gives the buffer back.
+    async fn write_out(&self, out: Vec<u8>) -> io::Result<()> {
+        let written = self.write_all(&out).await;
+        return_out(out);
+        written
+    }
+
     /// Closes in stages (RFC 9112 §9.6): the write side first, then whatever the peer
     /// still sends is read and dropped for a moment, so that unread bytes do not turn the
     /// close into a reset that could destroy the response before the peer reads it.
@@ -508,9 +515,7 @@ impl Conn {
         drop(headers);
 
         if bodiless {
-            let written = self.write_all(&out).await;
-            return_out(out);
-            return written;
+            return self.write_out(out).await;
         }
 
         if !chunked && exact.is_some_and(|n| n <= COALESCE_LIMIT as u64) {
@@ -532,9 +537,7 @@ impl Conn {
                     Some(Err(_)) => return Err(io::ErrorKind::InvalidData.into()),
                 }
             }
-            let written = self.write_all(&out).await;
-            return_out(out);
-            return written;
+            return self.write_out(out).await;
         }
 
         // A stream (SSE) or a large body: head with whatever is ready, then each frame as
