@@ -65,7 +65,7 @@ pub use dispatch::{Handled, RequestEnv};
 pub use error::{Error, Result};
 pub use listen::ListenStream;
 pub use outbound::Outbound;
-pub use principal::Principal;
+pub use principal::{InsufficientScope, Principal, Scopes};
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
 pub use reply::{Reply, status_for};
 pub use resource::{
