@@ -231,7 +231,7 @@ async fn connect(
         .principal()
         .map(|p| p.id().to_owned())
         .unwrap_or_default();
-    let mut progress = match ctx.state::<ConnectProgress>() {
+    let mut progress = match ctx.carried::<ConnectProgress>() {
         Some(p)
             if connections
                 .get(&p.flow)
@@ -255,7 +255,7 @@ async fn connect(
                 args.service
             ));
         }
-        ctx.set_state(&progress)?;
+        ctx.carry(&progress)?;
         let consent = ctx
             .elicit_url(
                 format!("Open this page to connect your {} account.", args.service),

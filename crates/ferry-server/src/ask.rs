@@ -8,7 +8,7 @@
 //! a later round never asks again.
 
 use std::any::TypeId;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::future::{Future, IntoFuture};
 use std::marker::PhantomData;
 use std::pin::Pin;
@@ -224,6 +224,12 @@ impl AskSpec {
         raw.unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 
+    /// A digest of the question (its `InputRequest` as sent on 2026-07-28), which an
+    /// answer is pinned to.
+    pub(crate) fn question_digest(&self) -> String {
+        question_digest(&self.to_input_request(None))
+    }
+
     /// Refuses the ask when this request's client capabilities do not allow it
     /// (mrtr.mdx: never send what the client did not declare; -32021 instead).
     pub(crate) fn check_capabilities(&self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
@@ -420,8 +426,12 @@ pub(crate) struct AskBook {
     pub(crate) answers: BTreeMap<String, Value>,
     /// Asks made in this run that have no (acceptable) answer, in order.
     pub(crate) pending: Vec<(String, AskSpec)>,
-    /// Every key asked in this run, answered or not.
-    pub(crate) asked: BTreeSet<String>,
+    /// Every key asked in this run, answered or not, with its kind and, once known, the
+    /// digest of its question.
+    pub(crate) asked: BTreeMap<String, (AskKind, Option<String>)>,
+    /// The digests of the questions that earlier rounds' answers answer, from the
+    /// sealed state: an answer is used only for the same question.
+    pub(crate) answer_digests: BTreeMap<String, String>,
     /// Default-key counters per kind.
     pub(crate) counters: [u32; 4],
     /// The handler's own state from the previous round.
@@ -575,11 +585,23 @@ impl<T: AskOutput> Ask<T> {
             Some(k) => k,
             None => book.next_key(self.spec.kind()),
         };
-        if !book.asked.insert(key.clone()) {
+        if book.asked.contains_key(&key) {
             return Err(Interrupt::failed(ErrorObject::internal(format!(
                 "Internal error: the server asked twice under the key {key:?}"
             ))));
         }
+        let mut digest = None;
+        if book.answers.contains_key(&key) {
+            // An answer counts only for the question it answered: a question reworded
+            // since (or asked by a newer build) is asked again.
+            let d = self.spec.question_digest();
+            if book.answer_digests.get(&key).is_some_and(|was| *was != d) {
+                tracing::debug!(key = %key, "the question changed since it was answered; asking again");
+                book.answers.remove(&key);
+            }
+            digest = Some(d);
+        }
+        book.asked.insert(key.clone(), (self.spec.kind(), digest));
         if let Some(answer) = book.answers.get(&key) {
             match T::from_answer(&AskSpecRef(&self.spec), answer) {
                 Ok(v) => return Ok(v),
@@ -738,4 +760,12 @@ pub(crate) fn sampling_spec(
         Ok(v) => AskSpec::Sampling(v),
         Err(e) => AskSpec::Invalid(ErrorObject::internal(format!("Internal error: {e}"))),
     }
+}
+
+/// The digest of a serialized `InputRequest`: 128 bits of SHA-256, base64url.
+pub(crate) fn question_digest(request: &RawValue) -> String {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let hash = sha2::Sha256::digest(request.get().as_bytes());
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&hash[..16])
 }

@@ -115,7 +115,7 @@ impl Context {
     }
 
     /// Reports progress, if the client asked for it with a `progressToken`. `progress`
-    /// must grow with every call; a value that does not is dropped (DIGEST §7.8).
+    /// must grow with every call; a value that does not is dropped (progress.mdx).
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.inner.checked.meta.progress_token else {
             return;
@@ -271,29 +271,33 @@ impl Context {
         }
     }
 
-    /// The handler's own state from the previous round, if it stored one with
-    /// [`Context::checkpoint`] or [`Context::set_state`].
-    pub fn state<T: DeserializeOwned>(&self) -> Option<T> {
+    /// What the handler carried over from the previous round with [`Context::carry`] or
+    /// [`Context::checkpoint`], sealed in the `requestState` (2026-07-28) or kept in
+    /// memory (2025-11-25). `None` in a first round, or when it does not parse as `T`.
+    ///
+    /// This is per-call progress, not application state: for that, see
+    /// [`crate::State`].
+    pub fn carried<T: DeserializeOwned>(&self) -> Option<T> {
         let book = self.asks();
-        book.app_in
-            .as_ref()
-            .and_then(|v| serde_json::from_value(v.clone()).ok())
+        book.app_in.as_ref().and_then(|v| T::deserialize(v).ok())
     }
 
-    /// Stores handler state for the next round (sealed with the rest of `requestState`).
-    pub fn set_state<T: Serialize>(&self, state: &T) -> Result<(), Error> {
-        let value = serde_json::to_value(state)
-            .map_err(|e| Error::execution(format!("state could not be serialized: {e}")))?;
+    /// Carries `value` into the next round of this call (sealed with the rest of the
+    /// `requestState`, so the client can neither read nor change it). Keep it small: it
+    /// travels with every retry.
+    pub fn carry<T: Serialize>(&self, value: &T) -> Result<(), Error> {
+        let value = serde_json::to_value(value)
+            .map_err(|e| Error::execution(format!("carried state could not be serialized: {e}")))?;
         self.asks().app_out = Some(value);
         Ok(())
     }
 
-    /// Stores `state` and ends this round with a state-only `InputRequiredResult`: the
+    /// Carries `value` and ends this round with a state-only `InputRequiredResult`: the
     /// client retries at once, possibly on another instance, and the handler resumes from
-    /// [`Context::state`]. Use it to shed load or split long work. Return the result:
+    /// [`Context::carried`]. Use it to shed load or split long work. Return the result:
     /// `return Err(ctx.checkpoint(&progress))`.
-    pub fn checkpoint<T: Serialize>(&self, state: &T) -> Error {
-        match self.set_state(state) {
+    pub fn checkpoint<T: Serialize>(&self, value: &T) -> Error {
+        match self.carry(value) {
             Ok(()) => Error::from(Interrupt::checkpoint()),
             Err(e) => e,
         }

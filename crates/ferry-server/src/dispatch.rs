@@ -38,7 +38,7 @@ use crate::session::Session;
 
 /// A resource's read handler, template variables and caching hints.
 pub(crate) type ReadTarget = (
-    Arc<dyn crate::resource::ReadHandler>,
+    Arc<crate::resource::ReadHandler>,
     BTreeMap<String, String>,
     crate::resource::CacheHint,
     Arc<[String]>,

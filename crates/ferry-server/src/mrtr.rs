@@ -9,7 +9,7 @@ use ferry_state::{Binding, Redemption, StateClaims};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::ask::{AskBook, AskKind, InterruptKind};
+use crate::ask::{AskBook, AskKind, InterruptKind, question_digest};
 use crate::server::ServerInner;
 
 /// What a retry carries besides the original params.
@@ -137,8 +137,21 @@ pub(crate) async fn open(
         }
     }
     book.answers = claims.answers;
+    let mut kinds = BTreeMap::new();
+    for (key, asked) in claims.asked {
+        let (kind, digest) = match asked.split_once(':') {
+            Some((kind, digest)) => (kind.to_owned(), Some(digest.to_owned())),
+            None => (asked, None),
+        };
+        if let Some(kind) = AskKind::parse(&kind) {
+            kinds.insert(key.clone(), kind);
+        }
+        if let Some(d) = digest {
+            book.answer_digests.insert(key, d);
+        }
+    }
     for (key, value) in responses {
-        let Some(kind) = claims.asked.get(&key).and_then(|k| AskKind::parse(k)) else {
+        let Some(&kind) = kinds.get(&key) else {
             continue;
         };
         if book.answers.contains_key(&key) {
@@ -189,15 +202,25 @@ pub(crate) fn input_required(
     let mut asked = BTreeMap::new();
     if matches!(kind, InterruptKind::InputRequired) {
         for (key, spec) in &book.pending {
-            requests.insert(key.clone(), spec.to_input_request(None));
-            asked.insert(key.clone(), spec.kind().as_str().to_owned());
+            let request = spec.to_input_request(None);
+            asked.insert(
+                key.clone(),
+                format!("{}:{}", spec.kind().as_str(), question_digest(&request)),
+            );
+            requests.insert(key.clone(), request);
         }
     }
+    // Answers still asked for ride along, pinned to the question they answer.
     let answers: BTreeMap<String, Value> = book
         .answers
         .into_iter()
-        .filter(|(k, _)| book.asked.contains(k))
+        .filter(|(k, _)| book.asked.contains_key(k))
         .collect();
+    for key in answers.keys() {
+        if let Some((kind, Some(digest))) = book.asked.get(key) {
+            asked.insert(key.clone(), format!("{}:{digest}", kind.as_str()));
+        }
+    }
     let mut claims = StateClaims::new(&bound.binding());
     claims.asked = asked;
     claims.answers = answers;

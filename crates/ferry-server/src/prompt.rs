@@ -5,13 +5,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use ferry_protocol::prompts::{GetPromptResult, Prompt, PromptArgument, PromptMessage};
-use futures::future::BoxFuture;
 use serde_json::value::RawValue;
 
 use crate::catalog::Listed;
 use crate::completion::{Completer, CompletionFn, CompletionRequest};
 use crate::context::Context;
 use crate::error::Result;
+use crate::handler::{ErasedHandler, Handler, StateType, erase};
 use crate::mrtr::StatePolicy;
 use crate::tool::DefinitionError;
 
@@ -42,31 +42,17 @@ impl IntoPromptResult for PromptMessage {
     }
 }
 
-pub(crate) type PromptFuture = BoxFuture<'static, Result<GetPromptResult>>;
-
-pub(crate) trait PromptHandler: Send + Sync + 'static {
-    fn get(&self, ctx: Context, args: PromptArguments) -> PromptFuture;
-}
-
-struct FnPrompt<F>(F);
-
-impl<F, Fut, R> PromptHandler for FnPrompt<F>
-where
-    F: Fn(Context, PromptArguments) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R>> + Send + 'static,
-    R: IntoPromptResult,
-{
-    fn get(&self, ctx: Context, args: PromptArguments) -> PromptFuture {
-        let fut = (self.0)(ctx, args);
-        Box::pin(async move { fut.await.map(IntoPromptResult::into_prompt_result) })
-    }
-}
+/// A registered prompt's handler: arguments in, messages out.
+pub(crate) type PromptHandler = dyn ErasedHandler<PromptArguments, GetPromptResult>;
 
 /// Builds a prompt. Start with [`prompt`].
 #[must_use = "a prompt builder does nothing until registered"]
 pub struct PromptBuilder {
     def: Prompt,
-    handler: Option<Arc<dyn PromptHandler>>,
+    handler: Option<Arc<PromptHandler>>,
+    states: Vec<StateType>,
+    /// Arguments read from the handler's argument type, used unless some were declared.
+    typed_arguments: Vec<PromptArgument>,
     completers: BTreeMap<String, Arc<dyn Completer>>,
     policy: StatePolicy,
     scopes: Vec<String>,
@@ -89,6 +75,8 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
     PromptBuilder {
         def: Prompt::new(name),
         handler: None,
+        states: Vec::new(),
+        typed_arguments: Vec::new(),
         completers: BTreeMap::new(),
         policy: StatePolicy::default(),
         scopes: Vec::new(),
@@ -159,19 +147,63 @@ impl PromptBuilder {
         self
     }
 
-    /// The handler.
-    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    /// The handler: an async function of what it uses (see [`crate::Handler`]). Its
+    /// last argument may be the arguments, as [`PromptArguments`] or as any type read
+    /// from them; a type's fields (with their doc comments, and whether they are
+    /// optional) become the prompt's declared arguments unless
+    /// [`PromptBuilder::argument`] declared some.
+    ///
+    /// ```
+    /// use ferry_server::{prompt, Result};
+    /// use ferry_protocol::prompts::PromptMessage;
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct Review {
+    ///     /// The code to review.
+    ///     code: String,
+    ///     /// What to look for.
+    ///     focus: Option<String>,
+    /// }
+    ///
+    /// let review = prompt("review").handler(|args: Review| async move {
+    ///     Ok(PromptMessage::user_text(format!(
+    ///         "Review this, looking for {}:\n{}",
+    ///         args.focus.as_deref().unwrap_or("bugs"),
+    ///         args.code
+    ///     )))
+    /// });
+    /// ```
+    pub fn handler<T, H>(mut self, handler: H) -> Self
     where
-        F: Fn(Context, PromptArguments) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R>> + Send + 'static,
-        R: IntoPromptResult,
+        H: Handler<T, PromptArguments>,
+        H::Output: IntoPromptResult,
+        T: 'static,
     {
-        self.handler = Some(Arc::new(FnPrompt(f)));
+        self.typed_arguments = H::input_schema()
+            .map(|s| arguments_from_schema(&s))
+            .unwrap_or_default();
+        self.states = H::state_types();
+        self.handler = Some(erase(handler, IntoPromptResult::into_prompt_result));
         self
     }
 
-    pub(crate) fn build(self) -> std::result::Result<PromptEntry, DefinitionError> {
+    /// The application state its handler needs.
+    pub(crate) fn state_types(&self) -> &[StateType] {
+        &self.states
+    }
+
+    /// The prompt's name.
+    pub fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    pub(crate) fn build(mut self) -> std::result::Result<PromptEntry, DefinitionError> {
         let name = self.def.name.clone();
+        if self.def.arguments.is_none() && !self.typed_arguments.is_empty() {
+            self.def.arguments = Some(std::mem::take(&mut self.typed_arguments));
+        }
         if name.is_empty() {
             return Err(DefinitionError::new(
                 "prompt",
@@ -207,7 +239,7 @@ impl PromptBuilder {
 pub(crate) struct PromptEntry {
     pub(crate) def: Prompt,
     json: Box<RawValue>,
-    pub(crate) handler: Arc<dyn PromptHandler>,
+    pub(crate) handler: Arc<PromptHandler>,
     pub(crate) required: Vec<String>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
     pub(crate) policy: StatePolicy,
@@ -221,4 +253,29 @@ impl Listed for PromptEntry {
     fn definition(&self) -> &RawValue {
         &self.json
     }
+}
+
+/// The arguments a prompt declares, read from its argument type's schema: one per
+/// property, required unless optional, described by the field's doc comment.
+fn arguments_from_schema(schema: &serde_json::Value) -> Vec<PromptArgument> {
+    let Some(props) = schema.get("properties").and_then(|p| p.as_object()) else {
+        return Vec::new();
+    };
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(|r| r.as_array())
+        .map(|r| r.iter().filter_map(|v| v.as_str()).collect())
+        .unwrap_or_default();
+    props
+        .iter()
+        .map(|(name, prop)| {
+            let mut arg = PromptArgument::new(name.clone());
+            arg.description = prop
+                .get("description")
+                .and_then(|d| d.as_str())
+                .map(str::to_owned);
+            arg.required = Some(required.contains(&name.as_str()));
+            arg
+        })
+        .collect()
 }

@@ -16,6 +16,7 @@ use crate::catalog::Listed;
 use crate::completion::{Completer, CompletionFn};
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::handler::{ErasedHandler, Handler, StateType, erase};
 use crate::tool::DefinitionError;
 use crate::uri_template::UriTemplate;
 
@@ -65,30 +66,17 @@ impl IntoContents for BlobResourceContents {
     }
 }
 
-pub(crate) type ReadFuture = BoxFuture<'static, Result<Vec<ResourceContents>>>;
-
-pub(crate) trait ReadHandler: Send + Sync + 'static {
-    fn read(&self, ctx: Context, req: ResourceRequest) -> ReadFuture;
-}
-
-struct FnRead<F>(F);
-
-impl<F, Fut, R> ReadHandler for FnRead<F>
-where
-    F: Fn(Context, ResourceRequest) -> Fut + Send + Sync + 'static,
-    Fut: Future<Output = Result<R>> + Send + 'static,
-    R: IntoContents,
-{
-    fn read(&self, ctx: Context, req: ResourceRequest) -> ReadFuture {
-        let fut = (self.0)(ctx, req);
-        Box::pin(async move { fut.await.map(IntoContents::into_contents) })
-    }
-}
+/// A registered resource's read handler.
+pub(crate) type ReadHandler = dyn ErasedHandler<ResourceRequest, Vec<ResourceContents>>;
 
 struct Fixed(Vec<ResourceContents>);
 
-impl ReadHandler for Fixed {
-    fn read(&self, _ctx: Context, _req: ResourceRequest) -> ReadFuture {
+impl ErasedHandler<ResourceRequest, Vec<ResourceContents>> for Fixed {
+    fn call(
+        &self,
+        _ctx: Context,
+        _req: &ResourceRequest,
+    ) -> BoxFuture<'static, Result<Vec<ResourceContents>>> {
         let c = self.0.clone();
         Box::pin(std::future::ready(Ok(c)))
     }
@@ -114,7 +102,8 @@ impl CacheHint {
 #[must_use = "a resource builder does nothing until registered"]
 pub struct ResourceBuilder {
     def: Resource,
-    handler: Option<Arc<dyn ReadHandler>>,
+    handler: Option<Arc<ReadHandler>>,
+    states: Vec<StateType>,
     cache: Option<CacheHint>,
     scopes: Vec<String>,
 }
@@ -132,6 +121,7 @@ pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuil
     ResourceBuilder {
         def: Resource::new(uri, name),
         handler: None,
+        states: Vec::new(),
         cache: None,
         scopes: Vec::new(),
     }
@@ -203,15 +193,27 @@ impl ResourceBuilder {
         self
     }
 
-    /// Serves contents computed on each read.
-    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    /// Serves contents computed on each read: an async function of what it uses (see
+    /// [`crate::Handler`]), whose last argument may be the [`ResourceRequest`].
+    pub fn handler<T, H>(mut self, handler: H) -> Self
     where
-        F: Fn(Context, ResourceRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R>> + Send + 'static,
-        R: IntoContents,
+        H: Handler<T, ResourceRequest>,
+        H::Output: IntoContents,
+        T: 'static,
     {
-        self.handler = Some(Arc::new(FnRead(f)));
+        self.states = H::state_types();
+        self.handler = Some(erase(handler, IntoContents::into_contents));
         self
+    }
+
+    /// The application state its handler needs.
+    pub(crate) fn state_types(&self) -> &[StateType] {
+        &self.states
+    }
+
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        &self.def.uri
     }
 
     pub(crate) fn build(self) -> std::result::Result<ResourceEntry, DefinitionError> {
@@ -241,7 +243,7 @@ impl ResourceBuilder {
 pub(crate) struct ResourceEntry {
     pub(crate) def: Resource,
     json: Box<RawValue>,
-    pub(crate) handler: Arc<dyn ReadHandler>,
+    pub(crate) handler: Arc<ReadHandler>,
     pub(crate) cache: Option<CacheHint>,
     pub(crate) scopes: Arc<[String]>,
 }
@@ -259,7 +261,8 @@ impl Listed for ResourceEntry {
 #[must_use = "a template builder does nothing until registered"]
 pub struct TemplateBuilder {
     def: ResourceTemplate,
-    handler: Option<Arc<dyn ReadHandler>>,
+    handler: Option<Arc<ReadHandler>>,
+    states: Vec<StateType>,
     completers: BTreeMap<String, Arc<dyn Completer>>,
     cache: Option<CacheHint>,
     scopes: Vec<String>,
@@ -284,6 +287,7 @@ pub fn resource_template(
     TemplateBuilder {
         def: ResourceTemplate::new(uri_template, name),
         handler: None,
+        states: Vec::new(),
         completers: BTreeMap::new(),
         cache: None,
         scopes: Vec::new(),
@@ -341,14 +345,25 @@ impl TemplateBuilder {
 
     /// Reads a resource matching the template. Return `Err(not_found(&req.uri))` when none
     /// exists.
-    pub fn handler<F, Fut, R>(mut self, f: F) -> Self
+    pub fn handler<T, H>(mut self, handler: H) -> Self
     where
-        F: Fn(Context, ResourceRequest) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = Result<R>> + Send + 'static,
-        R: IntoContents,
+        H: Handler<T, ResourceRequest>,
+        H::Output: IntoContents,
+        T: 'static,
     {
-        self.handler = Some(Arc::new(FnRead(f)));
+        self.states = H::state_types();
+        self.handler = Some(erase(handler, IntoContents::into_contents));
         self
+    }
+
+    /// The application state its handler needs.
+    pub(crate) fn state_types(&self) -> &[StateType] {
+        &self.states
+    }
+
+    /// The URI template.
+    pub fn uri_template(&self) -> &str {
+        &self.def.uri_template
     }
 
     pub(crate) fn build(self) -> std::result::Result<TemplateEntry, DefinitionError> {
@@ -376,7 +391,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) def: ResourceTemplate,
     pub(crate) template: UriTemplate,
     json: Box<RawValue>,
-    pub(crate) handler: Arc<dyn ReadHandler>,
+    pub(crate) handler: Arc<ReadHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
     pub(crate) cache: Option<CacheHint>,
     pub(crate) scopes: Arc<[String]>,

@@ -93,7 +93,7 @@ pub(crate) enum CallKind {
     },
     Read {
         uri: String,
-        handler: Arc<dyn ReadHandler>,
+        handler: Arc<ReadHandler>,
         params: BTreeMap<String, String>,
         cache: CacheHint,
         mrtr: MrtrInput,
@@ -321,6 +321,25 @@ impl Base {
         )
     }
 
+    /// A handler that went on after an ask stopped it for input (it dropped the ask's
+    /// error with `.ok()`, `unwrap_or`, `let _ =` ...) would act without the answer it
+    /// asked for: the call fails instead, naming the ask.
+    fn swallowed_ask<T>(&self, ctx: &Context, outcome: &Result<T>) -> Option<Reply> {
+        if matches!(outcome, Err(e) if matches!(e.kind, ErrorKind::Interrupt(_))) {
+            return None;
+        }
+        let book = ctx.asks();
+        let (key, _) = book.pending.first()?;
+        tracing::error!(
+            method = ctx.method(),
+            ask = %key,
+            "a handler went on after an ask stopped it for input; pass the ask's error on with `?`"
+        );
+        Some(self.error(&ErrorObject::internal(format!(
+            "Internal error: the handler went on after the ask {key:?} stopped it for input (the ask's result must be passed on with `?`)"
+        ))))
+    }
+
     /// Runs a handler through the MRTR engine (modern) or with live asks (2025-11-25).
     #[allow(clippy::too_many_arguments)]
     async fn execute<T, F, Fut>(
@@ -349,6 +368,9 @@ impl Base {
         for _ in 0..MAX_LOCAL_ROUNDS {
             let ctx = self.context(method, outbound.clone(), cancel.clone(), book);
             let outcome = f(ctx.clone()).await;
+            if let Some(stop) = self.swallowed_ask(&ctx, &outcome) {
+                return Step::Stop(stop);
+            }
             let e = match outcome {
                 Ok(v) => return Step::Done(v),
                 Err(e) => e,
@@ -457,7 +479,7 @@ async fn run_prompt(
             mrtr,
             outbound,
             cancel,
-            |ctx| entry.handler.get(ctx, args.clone()),
+            |ctx| entry.handler.call(ctx, &args),
         )
         .await;
     match step {
@@ -477,7 +499,7 @@ async fn run_prompt(
 async fn run_read(
     base: &Base,
     uri: String,
-    handler: Arc<dyn ReadHandler>,
+    handler: Arc<ReadHandler>,
     params: BTreeMap<String, String>,
     cache: CacheHint,
     mrtr: MrtrInput,
@@ -485,7 +507,9 @@ async fn run_read(
     cancel: CancellationToken,
 ) -> Reply {
     let retry = mrtr.is_retry();
-    let bound = base.bound("resources/read", &uri, &Value::Null);
+    let request = ResourceRequest { uri, params };
+    let uri = &request.uri;
+    let bound = base.bound("resources/read", uri, &Value::Null);
     let step = base
         .execute(
             "resources/read",
@@ -494,15 +518,7 @@ async fn run_read(
             mrtr,
             outbound,
             cancel,
-            |ctx| {
-                handler.read(
-                    ctx,
-                    ResourceRequest {
-                        uri: uri.clone(),
-                        params: params.clone(),
-                    },
-                )
-            },
+            |ctx| handler.call(ctx, &request),
         )
         .await;
     match step {

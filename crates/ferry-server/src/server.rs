@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::catalog::{Catalog, ListShape};
+use crate::handler::{StateMap, StateType};
 use crate::hub::{Event, Hub};
 use crate::prompt::{PromptBuilder, PromptEntry};
 use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
@@ -58,6 +59,7 @@ pub(crate) struct ServerInner {
     pub(crate) legacy_capabilities: ServerCapabilities,
     pub(crate) sessions: Sessions,
     pub(crate) ask_timeout: Duration,
+    pub(crate) states: StateMap,
 }
 
 /// Configures and builds a [`Server`].
@@ -89,6 +91,7 @@ pub struct ServerBuilder {
     max_sessions: usize,
     session_idle: Duration,
     ask_timeout: Duration,
+    states: StateMap,
 }
 
 impl Server {
@@ -121,7 +124,13 @@ impl Server {
             max_sessions: 10_000,
             session_idle: Duration::from_secs(30 * 60),
             ask_timeout: Duration::from_secs(10 * 60),
+            states: StateMap::default(),
         }
+    }
+
+    /// The application state of type `S` given to [`ServerBuilder::state`].
+    pub fn state<S: Send + Sync + 'static>(&self) -> Option<Arc<S>> {
+        self.inner.states.get::<S>()
     }
 
     /// The server's self-description.
@@ -146,8 +155,42 @@ impl Server {
         self.inner.state.ring().is_ephemeral()
     }
 
-    /// Adds or replaces a tool while serving, and tells listeners.
+    /// Refuses a definition added while serving that clients could never reach, or
+    /// whose handler needs state the server lacks.
+    fn check_added(
+        &self,
+        kind: &'static str,
+        name: &str,
+        offered: bool,
+        enable: &str,
+        states: &[StateType],
+    ) -> Result<(), DefinitionError> {
+        if !offered {
+            return Err(DefinitionError::new(
+                kind,
+                name,
+                format!(
+                    "the server was built without {kind}s, so clients would never see it: build it with ServerBuilder::{enable}()"
+                ),
+            ));
+        }
+        match self.inner.states.missing(states) {
+            Some(t) => Err(missing_state(kind, name, t)),
+            None => Ok(()),
+        }
+    }
+
+    /// Adds or replaces a tool while serving, and tells listeners. Refused when the
+    /// server was built without tools (see [`ServerBuilder::enable_tools`]).
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), DefinitionError> {
+        let caps = &self.inner.capabilities;
+        self.check_added(
+            "tool",
+            tool.name(),
+            caps.tools.is_some(),
+            "enable_tools",
+            tool.state_types(),
+        )?;
         let entry = tool.build()?;
         self.inner.tools.insert(entry);
         self.inner.hub.publish(Event::ToolsChanged);
@@ -163,8 +206,17 @@ impl Server {
         removed
     }
 
-    /// Adds or replaces a prompt while serving, and tells listeners.
+    /// Adds or replaces a prompt while serving, and tells listeners. Refused when the
+    /// server was built without prompts (see [`ServerBuilder::enable_prompts`]).
     pub fn add_prompt(&self, prompt: PromptBuilder) -> Result<(), DefinitionError> {
+        let caps = &self.inner.capabilities;
+        self.check_added(
+            "prompt",
+            prompt.name(),
+            caps.prompts.is_some(),
+            "enable_prompts",
+            prompt.state_types(),
+        )?;
         let entry = prompt.build()?;
         self.inner.prompts.insert(entry);
         self.inner.hub.publish(Event::PromptsChanged);
@@ -180,8 +232,17 @@ impl Server {
         removed
     }
 
-    /// Adds or replaces a resource while serving, and tells listeners.
+    /// Adds or replaces a resource while serving, and tells listeners. Refused when the
+    /// server was built without resources (see [`ServerBuilder::enable_resources`]).
     pub fn add_resource(&self, resource: ResourceBuilder) -> Result<(), DefinitionError> {
+        let caps = &self.inner.capabilities;
+        self.check_added(
+            "resource",
+            resource.uri(),
+            caps.resources.is_some(),
+            "enable_resources",
+            resource.state_types(),
+        )?;
         let entry = resource.build()?;
         self.inner.resources.insert(entry);
         self.inner.hub.publish(Event::ResourcesChanged);
@@ -197,8 +258,17 @@ impl Server {
         removed
     }
 
-    /// Adds or replaces a resource template while serving, and tells listeners.
+    /// Adds or replaces a resource template while serving, and tells listeners. Refused
+    /// when the server was built without resources.
     pub fn add_resource_template(&self, template: TemplateBuilder) -> Result<(), DefinitionError> {
+        let caps = &self.inner.capabilities;
+        self.check_added(
+            "resource template",
+            template.uri_template(),
+            caps.resources.is_some(),
+            "enable_resources",
+            template.state_types(),
+        )?;
         let entry = template.build()?;
         self.inner.templates.insert(entry);
         self.inner.hub.publish(Event::ResourcesChanged);
@@ -265,6 +335,21 @@ pub enum BuildError {
 }
 
 impl ServerBuilder {
+    /// Shares `value` with every handler that takes a [`State<S>`](crate::State) of its
+    /// type (one value per type; a later call for the same type replaces it). A handler
+    /// that needs a type not given here is refused when the server is built.
+    pub fn state<S: Send + Sync + 'static>(mut self, value: S) -> Self {
+        self.states.insert(Arc::new(value));
+        self
+    }
+
+    /// Like [`ServerBuilder::state`], with a value already in an `Arc` (shared with code
+    /// outside the server).
+    pub fn state_arc<S: Send + Sync + 'static>(mut self, value: Arc<S>) -> Self {
+        self.states.insert(value);
+        self
+    }
+
     /// Instructions for the client's model, returned by `server/discover`.
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -446,6 +531,30 @@ impl ServerBuilder {
                 return Err(BuildError::Extension(id.clone()));
             }
         }
+        let needs = self
+            .tools
+            .iter()
+            .map(|t| ("tool", t.name(), t.state_types()))
+            .chain(
+                self.prompts
+                    .iter()
+                    .map(|p| ("prompt", p.name(), p.state_types())),
+            )
+            .chain(
+                self.resources
+                    .iter()
+                    .map(|r| ("resource", r.uri(), r.state_types())),
+            )
+            .chain(
+                self.templates
+                    .iter()
+                    .map(|t| ("resource template", t.uri_template(), t.state_types())),
+            );
+        for (kind, name, states) in needs {
+            if let Some(t) = self.states.missing(states) {
+                return Err(BuildError::Definition(missing_state(kind, name, t)));
+            }
+        }
         let has_tools = !self.tools.is_empty() || self.enable_tools;
         let has_prompts = !self.prompts.is_empty() || self.enable_prompts;
         let has_resources =
@@ -585,9 +694,21 @@ impl ServerBuilder {
                 legacy_capabilities,
                 sessions: Sessions::new(self.max_sessions, self.session_idle),
                 ask_timeout: self.ask_timeout,
+                states: self.states,
             }),
         })
     }
+}
+
+fn missing_state(kind: &'static str, name: &str, state: StateType) -> DefinitionError {
+    DefinitionError::new(
+        kind,
+        name,
+        format!(
+            "its handler takes State<{0}>, but the server has no state of that type: add it with ServerBuilder::state",
+            state.name()
+        ),
+    )
 }
 
 fn build_all<B, E>(

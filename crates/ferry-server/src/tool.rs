@@ -9,15 +9,15 @@ use ferry_protocol::tools::{CallToolResult, Tool, ToolAnnotations};
 use futures::future::BoxFuture;
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde::de::DeserializeOwned;
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::catalog::Listed;
 use crate::context::Context;
 use crate::error::{Error, Result};
+use crate::handler::{ErasedHandler, Handler, StateType, erase};
 use crate::mrtr::StatePolicy;
-use crate::schema::{CompiledSchema, empty_object_schema, input_schema_for, schema_for};
+use crate::schema::{CompiledSchema, empty_object_schema, schema_for};
 
 /// Why a definition (tool, prompt, resource) was refused at registration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -88,48 +88,19 @@ impl<T: Serialize> IntoToolResult for Json<T> {
     }
 }
 
-pub(crate) type ToolFuture = BoxFuture<'static, Result<CallToolResult>>;
+/// A registered tool's handler: arguments in, result out.
+pub(crate) type ToolHandler = dyn ErasedHandler<Value, CallToolResult>;
 
-/// A tool handler with its argument parsing erased. The arguments are lent: a typed
-/// handler reads its struct straight from them, with no copy of the whole object.
-pub(crate) trait ToolHandler: Send + Sync + 'static {
-    fn call(&self, ctx: Context, args: &Value) -> ToolFuture;
-}
-
-struct TypedHandler<F, A> {
-    f: F,
-    _args: std::marker::PhantomData<fn(A)>,
-}
-
-impl<F, A, Fut, R> ToolHandler for TypedHandler<F, A>
-where
-    F: Fn(Context, A) -> Fut + Send + Sync + 'static,
-    A: DeserializeOwned + Send + 'static,
-    Fut: Future<Output = Result<R>> + Send + 'static,
-    R: IntoToolResult,
-{
-    fn call(&self, ctx: Context, args: &Value) -> ToolFuture {
-        match A::deserialize(args) {
-            Ok(a) => {
-                let fut = (self.f)(ctx, a);
-                Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
-            }
-            Err(e) => Box::pin(std::future::ready(Ok(CallToolResult::error(format!(
-                "Invalid arguments: {e}"
-            ))))),
-        }
-    }
-}
-
+/// A handler taking the arguments as JSON, for tools defined at run time.
 struct JsonHandler<F>(F);
 
-impl<F, Fut, R> ToolHandler for JsonHandler<F>
+impl<F, Fut, R> ErasedHandler<Value, CallToolResult> for JsonHandler<F>
 where
     F: Fn(Context, Value) -> Fut + Send + Sync + 'static,
     Fut: Future<Output = Result<R>> + Send + 'static,
     R: IntoToolResult,
 {
-    fn call(&self, ctx: Context, args: &Value) -> ToolFuture {
+    fn call(&self, ctx: Context, args: &Value) -> BoxFuture<'static, Result<CallToolResult>> {
         let fut = (self.0)(ctx, args.clone());
         Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
     }
@@ -140,7 +111,8 @@ where
 pub struct ToolBuilder {
     def: Tool,
     input_from_type: Option<Value>,
-    handler: Option<Arc<dyn ToolHandler>>,
+    handler: Option<Arc<ToolHandler>>,
+    states: Vec<StateType>,
     policy: StatePolicy,
     scopes: Vec<String>,
 }
@@ -167,6 +139,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         def: Tool::new(name, empty_object_schema()),
         input_from_type: None,
         handler: None,
+        states: Vec::new(),
         policy: StatePolicy::default(),
         scopes: Vec::new(),
     }
@@ -179,6 +152,7 @@ impl ToolBuilder {
             def,
             input_from_type: None,
             handler: None,
+            states: Vec::new(),
             policy: StatePolicy::default(),
             scopes: Vec::new(),
         }
@@ -248,20 +222,34 @@ impl ToolBuilder {
         self
     }
 
-    /// The handler, taking arguments parsed into `A`. The input schema comes from `A`
-    /// unless [`ToolBuilder::input_schema`] set one.
-    pub fn handler<A, F, Fut, R>(mut self, f: F) -> Self
+    /// The handler: an async function of what it uses (see [`crate::Handler`]). Its
+    /// last argument may be the tool's arguments, any `Deserialize + JsonSchema` type,
+    /// whose schema becomes the input schema unless [`ToolBuilder::input_schema`] set
+    /// one; a handler that takes no arguments makes a tool with no input.
+    ///
+    /// ```
+    /// use ferry_server::{tool, Context, Result};
+    /// use schemars::JsonSchema;
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// struct EchoArgs { text: String }
+    ///
+    /// let ping = tool("ping").handler(|| async { Ok("pong") });
+    /// let echo = tool("echo").handler(|args: EchoArgs| async move { Ok(args.text) });
+    /// let whoami = tool("whoami").handler(|ctx: Context| async move {
+    ///     Ok(ctx.principal().map_or("anonymous".to_owned(), |p| p.to_string()))
+    /// });
+    /// ```
+    pub fn handler<T, H>(mut self, handler: H) -> Self
     where
-        F: Fn(Context, A) -> Fut + Send + Sync + 'static,
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        Fut: Future<Output = Result<R>> + Send + 'static,
-        R: IntoToolResult,
+        H: Handler<T, Value>,
+        H::Output: IntoToolResult,
+        T: 'static,
     {
-        self.input_from_type = Some(input_schema_for::<A>());
-        self.handler = Some(Arc::new(TypedHandler {
-            f,
-            _args: std::marker::PhantomData,
-        }));
+        self.input_from_type = H::input_schema();
+        self.states = H::state_types();
+        self.handler = Some(erase(handler, IntoToolResult::into_tool_result));
         self
     }
 
@@ -273,6 +261,8 @@ impl ToolBuilder {
         Fut: Future<Output = Result<R>> + Send + 'static,
         R: IntoToolResult,
     {
+        self.input_from_type = None;
+        self.states = Vec::new();
         self.handler = Some(Arc::new(JsonHandler(f)));
         self
     }
@@ -280,6 +270,11 @@ impl ToolBuilder {
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.def.name
+    }
+
+    /// The application state its handler needs.
+    pub(crate) fn state_types(&self) -> &[StateType] {
+        &self.states
     }
 
     pub(crate) fn build(mut self) -> std::result::Result<ToolEntry, DefinitionError> {
@@ -338,7 +333,7 @@ pub(crate) struct ToolEntry {
     pub(crate) input: CompiledSchema,
     pub(crate) output: Option<CompiledSchema>,
     pub(crate) headers: Vec<ParamHeader>,
-    pub(crate) handler: Arc<dyn ToolHandler>,
+    pub(crate) handler: Arc<ToolHandler>,
     pub(crate) policy: StatePolicy,
     pub(crate) scopes: Arc<[String]>,
 }

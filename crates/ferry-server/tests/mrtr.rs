@@ -31,7 +31,7 @@ fn server() -> Server {
             tool("checkpointed")
                 .description("Splits its work in three rounds with checkpoints")
                 .json_handler(|ctx: Context, _: Value| async move {
-                    let step = ctx.state::<Step>().map_or(0, |s| s.done);
+                    let step = ctx.carried::<Step>().map_or(0, |s| s.done);
                     if step < 2 {
                         return Err(ctx.checkpoint(&Step { done: step + 1 }));
                     }
