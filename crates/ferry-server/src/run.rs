@@ -523,7 +523,7 @@ async fn run_read(
         .await;
     match step {
         Step::Done(contents) if contents.is_empty() => {
-            base.error(&crate::error::resource_not_found(&uri, base.legacy()))
+            base.error(&crate::error::resource_not_found(uri, base.legacy()))
         }
         Step::Done(contents) => {
             let mut result = json!({ "contents": contents });
