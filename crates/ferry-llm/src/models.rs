@@ -116,10 +116,10 @@ impl ModelTable {
                 return Some(model);
             }
         }
-        if priorities.any() {
-            if let Some(best) = best(self.models.iter(), &priorities) {
-                return Some(&best.name);
-            }
+        if priorities.any()
+            && let Some(best) = best(self.models.iter(), &priorities)
+        {
+            return Some(&best.name);
         }
         self.default
             .as_deref()
@@ -137,10 +137,10 @@ impl ModelTable {
         if let Some(best) = best(containing, priorities) {
             return Some(&best.name);
         }
-        if let Some(default) = &self.default {
-            if default.to_lowercase().contains(hint) {
-                return Some(default);
-            }
+        if let Some(default) = &self.default
+            && default.to_lowercase().contains(hint)
+        {
+            return Some(default);
         }
         self.aliases
             .iter()

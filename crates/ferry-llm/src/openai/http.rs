@@ -40,10 +40,11 @@ pub(crate) async fn send(
     if !status.is_success() {
         return Err(status_error(response).await);
     }
-    if let Some(len) = response.content_length() {
-        if len > max_bytes as u64 {
-            return Err(too_large(max_bytes).into());
-        }
+    if response
+        .content_length()
+        .is_some_and(|len| len > max_bytes as u64)
+    {
+        return Err(too_large(max_bytes).into());
     }
     let streamed = response
         .headers()
@@ -63,11 +64,11 @@ fn parse_completion(body: &[u8]) -> Result<RawAnswer, LlmError> {
     let completion: ChatCompletion = serde_json::from_slice(body).map_err(|e| {
         LlmError::InvalidResponse(format!("the answer is not a chat.completion ({e})"))
     })?;
-    if completion.choices.is_empty() {
-        if let Some(error) = completion.error {
-            let (message, code) = error.parts();
-            return Err(LlmError::provider(200, code, &message));
-        }
+    if completion.choices.is_empty()
+        && let Some(error) = completion.error
+    {
+        let (message, code) = error.parts();
+        return Err(LlmError::provider(200, code, &message));
     }
     RawAnswer::from_completion(completion)
 }
