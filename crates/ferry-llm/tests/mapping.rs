@@ -367,3 +367,68 @@ async fn requests_the_api_cannot_carry_are_refused_before_sending() {
     // Refusals are counted as failed calls.
     assert_eq!(llm.usage().total().errors, 12);
 }
+
+/// The loopback server refuses what OpenAI refuses, so the tests above that it accepted
+/// a request mean something.
+#[tokio::test]
+async fn the_test_server_refuses_what_openai_refuses() {
+    let fake = FakeOpenAi::start(&["m"]).await;
+    let http = reqwest::Client::new();
+    let url = format!("{}/chat/completions", fake.base_url);
+    let call = |id: &str| json!({"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}});
+    let cases = [
+        (
+            json!({"model": "m", "messages": []}),
+            "at least one message",
+        ),
+        (
+            json!({"model": "m", "messages": [{"role": "assistant", "content": null, "tool_calls": [call("a"), call("b")]},
+                                             {"role": "tool", "tool_call_id": "a", "content": "x"}]}),
+            "did not have response messages: b",
+        ),
+        (
+            json!({"model": "m", "messages": [{"role": "user", "content": "x"}, {"role": "tool", "tool_call_id": "a", "content": "x"}]}),
+            "must be a response to a preceeding message with 'tool_calls'",
+        ),
+        (
+            json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "tool_choice": "auto"}),
+            "only allowed when 'tools' are specified",
+        ),
+        (
+            json!({"model": "m", "messages": [{"role": "user", "content": "x"}], "stream_options": {"include_usage": true}}),
+            "only allowed when 'stream' is enabled",
+        ),
+        (
+            json!({"model": "m", "messages": [{"role": "assistant", "content": null}]}),
+            "needs content or tool_calls",
+        ),
+    ];
+    for (body, want) in cases {
+        let resp = http.post(&url).json(&body).send().await.unwrap();
+        assert_eq!(resp.status(), 400, "{body}");
+        let err: serde_json::Value = resp.json().await.unwrap();
+        let message = err["error"]["message"].as_str().unwrap();
+        assert!(message.contains(want), "{body}: {message}");
+    }
+    let resp = http
+        .post(&url)
+        .json(&json!({"model": "gpt-5", "messages": [{"role": "user", "content": "x"}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 404);
+}
+
+#[tokio::test]
+async fn providers_are_shared_as_trait_objects() {
+    let fake = FakeOpenAi::start(&["gpt-4o-mini"]).await;
+    let llm: std::sync::Arc<dyn Provider> = std::sync::Arc::new(provider(&fake, |c| c));
+    let again = llm.clone();
+    let p = params(
+        json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}], "maxTokens": 3}),
+    );
+    let ctx = SampleContext::new();
+    let (a, b) = tokio::join!(llm.create_message(&p, &ctx), again.create_message(&p, &ctx));
+    assert_eq!(a.unwrap(), b.unwrap());
+    assert_eq!(fake.received().len(), 2);
+}

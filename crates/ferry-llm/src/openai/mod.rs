@@ -222,6 +222,13 @@ impl OpenAiProvider {
                     elapsed: started.elapsed(),
                 })),
             };
+            // A connect timeout from the HTTP client knows no call start; give it ours.
+            let outcome = outcome.map_err(|mut f| {
+                if let LlmError::Timeout { elapsed } = &mut f.error {
+                    *elapsed = started.elapsed();
+                }
+                f
+            });
             let failure = match outcome {
                 Ok(answer) => {
                     let actual = answer
