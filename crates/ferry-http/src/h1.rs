@@ -295,7 +295,7 @@ impl Conn {
     /// Answers a request that could not be read with the endpoint's JSON-RPC error
     /// response, then closes.
     async fn reject(mut self, status: StatusCode, code: ErrorCode, message: &str) {
-        let (parts, body) = crate::service::error_response(status, code, message).into_parts();
+        let (parts, body) = crate::status::error_response(status, code, message).into_parts();
         let mut keep_alive = false;
         let body = std::pin::pin!(body);
         let _ = self

@@ -10,13 +10,14 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_protocol::ErrorCode;
-use ferry_server::{Outbound, PendingCall, Reply, Server, Session};
+use ferry_server::{Outbound, Outcome, PendingCall, Server, Session};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
 use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
 use crate::body::McpBody;
+use crate::status::{error_response, json_response};
 
 /// Events kept per stream for resumption.
 const WINDOW: usize = 256;
@@ -128,14 +129,6 @@ fn sse(rx: mpsc::Receiver<Bytes>) -> Response<McpBody> {
     r
 }
 
-fn json(reply: Reply) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::full(reply.body));
-    *r.status_mut() = StatusCode::from_u16(reply.status).unwrap_or(StatusCode::OK);
-    r.headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    r
-}
-
 /// Runs a session's request as its own task, so a disconnect does not stop it. The
 /// response is JSON when the handler sends nothing first; otherwise an SSE stream with
 /// resumable event ids.
@@ -152,21 +145,21 @@ pub(crate) async fn run_call(
     let sid = session.id().to_owned();
     tokio::spawn(async move {
         let mut run = call.run(Outbound::channel(out_tx));
-        let reply = loop {
+        let outcome = loop {
             tokio::select! {
                 biased;
                 Some(msg) = out_rx.recv() => {
                     task_streams.with(&sid, n, |log| log.push(msg, false));
                 }
-                reply = &mut run => break reply,
+                outcome = &mut run => break outcome,
             }
         };
         while let Ok(msg) = out_rx.try_recv() {
             task_streams.with(&sid, n, |log| log.push(msg, false));
         }
         task_streams.with(&sid, n, |log| {
-            if !reply.is_cancelled() {
-                log.push(reply.body.clone(), true);
+            if let Outcome::Reply(reply) = outcome {
+                log.push(reply.body, true);
             }
             log.finished = Some(Instant::now());
             log.live = None;
@@ -180,10 +173,7 @@ pub(crate) async fn run_call(
         return r;
     };
     if last {
-        return json(Reply {
-            body: first,
-            status: 200,
-        });
+        return json_response(StatusCode::OK, first);
     }
     let (tx, rx) = mpsc::channel::<Bytes>(64);
     let _ = tx.try_send(event_bytes(n, seq, &first));
@@ -309,27 +299,22 @@ fn session_from(server: &Server, headers: &HeaderMap) -> Option<Arc<Session>> {
 
 fn not_found_or_not_allowed(headers: &HeaderMap) -> Response<McpBody> {
     if headers.contains_key(ferry_protocol::headers::SESSION_ID) {
-        let reply = Reply::error_with_status(
-            None,
-            &ferry_protocol::ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
-            404,
-        );
-        json(reply)
+        error_response(
+            StatusCode::NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            "Session not found",
+        )
     } else {
         method_not_allowed()
     }
 }
 
 pub(crate) fn method_not_allowed() -> Response<McpBody> {
-    let reply = Reply::error_with_status(
-        None,
-        &ferry_protocol::ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            "Method not allowed: this MCP endpoint accepts POST (and GET or DELETE with a 2025-11-25 session)",
-        ),
-        405,
+    let mut r = error_response(
+        StatusCode::METHOD_NOT_ALLOWED,
+        ErrorCode::INVALID_REQUEST,
+        "Method not allowed: this MCP endpoint accepts POST (and GET or DELETE with a 2025-11-25 session)",
     );
-    let mut r = json(reply);
     r.headers_mut()
         .insert(http::header::ALLOW, HeaderValue::from_static("POST"));
     r

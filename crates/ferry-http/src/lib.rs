@@ -42,6 +42,7 @@ mod legacy;
 mod request_body;
 mod serve;
 mod service;
+mod status;
 
 pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
 pub use body::McpBody;
@@ -51,3 +52,4 @@ pub use serve::{
     NotFound, ServeOptions, bind_and_serve, serve, serve_app, serve_with_shutdown, shutdown_signal,
 };
 pub use service::McpService;
+pub use status::{reply_status, status_of};

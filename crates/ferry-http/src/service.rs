@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::{ErrorCode, ErrorObject};
 use ferry_server::{
-    Handled, Outbound, PendingCall, Principal, Reply, RequestEnv, Server, Streaming,
+    Handled, Outbound, Outcome, PendingCall, Principal, Reply, RequestEnv, Server, Streaming,
 };
 use futures::future::Either;
 use http::header::{ALLOW, CACHE_CONTROL, CONTENT_TYPE, HOST, ORIGIN};
@@ -21,6 +22,7 @@ use tokio::sync::mpsc;
 use crate::body::McpBody;
 use crate::config::HttpConfig;
 use crate::legacy::{self, Streams};
+use crate::status::{error_response, reply_response};
 
 /// The MCP endpoint: POST a JSON-RPC message, get a JSON or SSE response.
 ///
@@ -86,26 +88,9 @@ where
     }
 }
 
-const JSON: HeaderValue = HeaderValue::from_static("application/json");
 /// `Mcp-Session-Id`, parsed once.
 static SESSION_ID: http::HeaderName =
     http::HeaderName::from_static(ferry_protocol::headers::SESSION_ID);
-
-fn json_response(status: u16, body: Bytes) -> Response<McpBody> {
-    let mut r = Response::new(McpBody::full(body));
-    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::OK);
-    r.headers_mut().insert(CONTENT_TYPE, JSON);
-    r
-}
-
-pub(crate) fn error_response(
-    status: StatusCode,
-    code: ErrorCode,
-    message: &str,
-) -> Response<McpBody> {
-    let reply = Reply::error_with_status(None, &ErrorObject::new(code, message), status.as_u16());
-    json_response(reply.status, reply.body)
-}
 
 fn sse_response(body: McpBody) -> Response<McpBody> {
     let mut r = Response::new(body);
@@ -147,11 +132,7 @@ where
         };
         let next = match read_body(body, &svc.config).await {
             Ok(bytes) => {
-                let env = RequestEnv {
-                    principal,
-                    headers: Some(headers),
-                    session: None,
-                };
+                let env = RequestEnv::http(headers).with_principal(principal);
                 respond(&svc, svc.server.handle(&bytes, env))
             }
             Err(response) => return response,
@@ -321,7 +302,7 @@ fn respond(
     let ready = |r| Either::Left(std::future::ready(r));
     let streamed = |f: Streamed| Either::Right(Either::Right(f));
     match handled {
-        Handled::Reply(r) => ready(json_response(r.status, r.body)),
+        Handled::Reply(r) => ready(reply_response(r)),
         Handled::Accepted | Handled::Cancel(_) => {
             let mut r = Response::new(McpBody::empty());
             *r.status_mut() = StatusCode::ACCEPTED;
@@ -333,7 +314,7 @@ fn respond(
             "Invalid request: clients do not send JSON-RPC responses in MCP 2026-07-28",
         )),
         Handled::Initialized { reply, session } => {
-            let mut r = json_response(reply.status, reply.body);
+            let mut r = reply_response(reply);
             if let Ok(v) = HeaderValue::from_str(session.id()) {
                 r.headers_mut()
                     .insert(ferry_protocol::headers::SESSION_ID, v);
@@ -368,13 +349,10 @@ fn run_json(
     let fut = call.run(Outbound::none());
     async move {
         let reply = match deadline(timeout, fut).await {
-            Ok(r) => r,
-            Err(_) => Reply::error(
-                Some(&id),
-                &ErrorObject::internal("Internal error: the request timed out"),
-            ),
+            Ok(outcome) => outcome.into_reply().unwrap_or_else(|| cancelled(&id)),
+            Err(_) => timed_out(&id),
         };
-        json_response(reply.status, reply.body)
+        reply_response(reply)
     }
 }
 
@@ -383,14 +361,11 @@ async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBo
     let id = call.id().clone();
     let timeout = config.request_timeout;
     let timed_id = id.clone();
-    let timed = move |fut: Pin<Box<dyn Future<Output = Reply> + Send>>| -> Pin<Box<dyn Future<Output = Reply> + Send>> {
+    let timed = move |fut: Pin<Box<dyn Future<Output = Outcome> + Send>>| -> Pin<Box<dyn Future<Output = Reply> + Send>> {
         Box::pin(async move {
             match deadline(timeout, fut).await {
-                Ok(r) => r,
-                Err(_) => Reply::error(
-                    Some(&timed_id),
-                    &ErrorObject::internal("Internal error: the request timed out"),
-                ),
+                Ok(outcome) => outcome.into_reply().unwrap_or_else(|| cancelled(&timed_id)),
+                Err(_) => timed_out(&timed_id),
             }
         })
     };
@@ -406,7 +381,7 @@ async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBo
                 reply = &mut fut => {
                     match rx.try_recv() {
                         Ok(first) => sse_response(McpBody::sse(Some(first), rx, Box::pin(std::future::ready(reply)), None)),
-                        Err(_) => json_response(reply.status, reply.body),
+                        Err(_) => reply_response(reply),
                     }
                 }
                 Some(first) = rx.recv() => sse_response(McpBody::sse(Some(first), rx, fut, Some(config.keep_alive))),
@@ -416,12 +391,31 @@ async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBo
             Ok(stream) => sse_response(McpBody::listen(stream, config.keep_alive)),
             Err(call) => {
                 let call = *call;
+                let id = call.id().clone();
                 let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
                 let fut = call.run(Outbound::channel(tx));
+                let fut =
+                    Box::pin(
+                        async move { fut.await.into_reply().unwrap_or_else(|| cancelled(&id)) },
+                    );
                 sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
             }
         },
     }
+}
+
+/// The answer for a request whose handler ran out of time.
+fn timed_out(id: &RequestId) -> Reply {
+    Reply::error(
+        Some(id),
+        &ErrorObject::internal("Internal error: the request timed out"),
+    )
+}
+
+/// The answer for a request cancelled outside a session, where nothing else can: there
+/// is always an answer on HTTP.
+fn cancelled(id: &RequestId) -> Reply {
+    Reply::error(Some(id), &ErrorObject::internal("Request cancelled"))
 }
 
 /// Like `tokio::time::timeout`, but a future that is ready at once (a body that arrived

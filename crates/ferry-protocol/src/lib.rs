@@ -32,6 +32,7 @@
 //! | [`notifications`] | notification method names and params |
 //! | [`tools`], [`prompts`], [`resources`], [`completion`], [`discover`] | server features |
 //! | [`content`] | content blocks ([`content::ContentBlock`]) |
+//! | [`request`] | incoming messages, decoded in one pass with params typed by method |
 //! | [`mrtr`] | multi round-trip requests ([`mrtr::InputRequiredResult`]) |
 //! | [`elicitation`], [`sampling`], [`roots`] | the input requests and their answers |
 //! | [`subscriptions`] | `subscriptions/listen` |
@@ -76,6 +77,7 @@ pub mod mrtr;
 pub mod notifications;
 pub mod pagination;
 pub mod prompts;
+pub mod request;
 pub mod resources;
 pub mod result;
 pub mod roots;

@@ -133,7 +133,7 @@ pub fn name_member(method: &str) -> Option<&'static str> {
     match method {
         TOOLS_CALL | PROMPTS_GET => Some("name"),
         RESOURCES_READ => Some("uri"),
-        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
+        TASKS_GET | TASKS_UPDATE | TASKS_CANCEL => Some("taskId"),
         _ => None,
     }
 }
@@ -234,3 +234,185 @@ notification_types! {
     /// `notifications/subscriptions/acknowledged`.
     SubscriptionsAcknowledged => notifications::SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionsAcknowledgedNotificationParams;
 }
+
+/// Every request method a client may send a server, in either era: the ten of
+/// 2026-07-28, the five that only 2025-11-25 sessions use, and the three of the Tasks
+/// extension. Parsed once per request, so the rest of a server matches on a value
+/// instead of comparing strings.
+///
+/// ```
+/// use ferry_protocol::methods::Method;
+///
+/// assert_eq!(Method::parse("tools/call"), Some(Method::ToolsCall));
+/// assert_eq!(Method::ToolsCall.as_str(), "tools/call");
+/// assert!(Method::Ping.is_legacy_only());
+/// assert_eq!(Method::parse("tools/delete"), None);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Method {
+    /// `server/discover`.
+    Discover,
+    /// `tools/list`.
+    ToolsList,
+    /// `tools/call`.
+    ToolsCall,
+    /// `prompts/list`.
+    PromptsList,
+    /// `prompts/get`.
+    PromptsGet,
+    /// `resources/list`.
+    ResourcesList,
+    /// `resources/templates/list`.
+    ResourcesTemplatesList,
+    /// `resources/read`.
+    ResourcesRead,
+    /// `completion/complete`.
+    CompletionComplete,
+    /// `subscriptions/listen`.
+    SubscriptionsListen,
+    /// `initialize` (2025-11-25 only).
+    Initialize,
+    /// `ping` (2025-11-25 only).
+    Ping,
+    /// `logging/setLevel` (2025-11-25 only).
+    LoggingSetLevel,
+    /// `resources/subscribe` (2025-11-25 only).
+    ResourcesSubscribe,
+    /// `resources/unsubscribe` (2025-11-25 only).
+    ResourcesUnsubscribe,
+    /// `tasks/get` (Tasks extension).
+    TasksGet,
+    /// `tasks/update` (Tasks extension).
+    TasksUpdate,
+    /// `tasks/cancel` (Tasks extension).
+    TasksCancel,
+}
+
+impl Method {
+    /// Every method, in declaration order.
+    pub const ALL: [Method; 18] = [
+        Method::Discover,
+        Method::ToolsList,
+        Method::ToolsCall,
+        Method::PromptsList,
+        Method::PromptsGet,
+        Method::ResourcesList,
+        Method::ResourcesTemplatesList,
+        Method::ResourcesRead,
+        Method::CompletionComplete,
+        Method::SubscriptionsListen,
+        Method::Initialize,
+        Method::Ping,
+        Method::LoggingSetLevel,
+        Method::ResourcesSubscribe,
+        Method::ResourcesUnsubscribe,
+        Method::TasksGet,
+        Method::TasksUpdate,
+        Method::TasksCancel,
+    ];
+
+    /// The method named `name`, if it is one of these.
+    pub fn parse(name: &str) -> Option<Method> {
+        Some(match name {
+            TOOLS_CALL => Method::ToolsCall,
+            TOOLS_LIST => Method::ToolsList,
+            DISCOVER => Method::Discover,
+            PROMPTS_LIST => Method::PromptsList,
+            PROMPTS_GET => Method::PromptsGet,
+            RESOURCES_LIST => Method::ResourcesList,
+            RESOURCES_TEMPLATES_LIST => Method::ResourcesTemplatesList,
+            RESOURCES_READ => Method::ResourcesRead,
+            COMPLETION_COMPLETE => Method::CompletionComplete,
+            SUBSCRIPTIONS_LISTEN => Method::SubscriptionsListen,
+            crate::legacy::INITIALIZE => Method::Initialize,
+            crate::legacy::PING => Method::Ping,
+            crate::legacy::LOGGING_SET_LEVEL => Method::LoggingSetLevel,
+            crate::legacy::RESOURCES_SUBSCRIBE => Method::ResourcesSubscribe,
+            crate::legacy::RESOURCES_UNSUBSCRIBE => Method::ResourcesUnsubscribe,
+            TASKS_GET => Method::TasksGet,
+            TASKS_UPDATE => Method::TasksUpdate,
+            TASKS_CANCEL => Method::TasksCancel,
+            _ => return None,
+        })
+    }
+
+    /// The method's name on the wire.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Method::Discover => DISCOVER,
+            Method::ToolsList => TOOLS_LIST,
+            Method::ToolsCall => TOOLS_CALL,
+            Method::PromptsList => PROMPTS_LIST,
+            Method::PromptsGet => PROMPTS_GET,
+            Method::ResourcesList => RESOURCES_LIST,
+            Method::ResourcesTemplatesList => RESOURCES_TEMPLATES_LIST,
+            Method::ResourcesRead => RESOURCES_READ,
+            Method::CompletionComplete => COMPLETION_COMPLETE,
+            Method::SubscriptionsListen => SUBSCRIPTIONS_LISTEN,
+            Method::Initialize => crate::legacy::INITIALIZE,
+            Method::Ping => crate::legacy::PING,
+            Method::LoggingSetLevel => crate::legacy::LOGGING_SET_LEVEL,
+            Method::ResourcesSubscribe => crate::legacy::RESOURCES_SUBSCRIBE,
+            Method::ResourcesUnsubscribe => crate::legacy::RESOURCES_UNSUBSCRIBE,
+            Method::TasksGet => TASKS_GET,
+            Method::TasksUpdate => TASKS_UPDATE,
+            Method::TasksCancel => TASKS_CANCEL,
+        }
+    }
+
+    /// Whether only 2025-11-25 sessions use it (2026-07-28 removed it).
+    pub const fn is_legacy_only(self) -> bool {
+        matches!(
+            self,
+            Method::Initialize
+                | Method::Ping
+                | Method::LoggingSetLevel
+                | Method::ResourcesSubscribe
+                | Method::ResourcesUnsubscribe
+        )
+    }
+
+    /// Whether only 2026-07-28 requests use it.
+    pub const fn is_modern_only(self) -> bool {
+        matches!(
+            self,
+            Method::Discover
+                | Method::SubscriptionsListen
+                | Method::TasksGet
+                | Method::TasksUpdate
+                | Method::TasksCancel
+        )
+    }
+
+    /// Whether it may answer with an `InputRequiredResult` (mrtr.mdx).
+    pub const fn is_mrtr_capable(self) -> bool {
+        matches!(
+            self,
+            Method::ToolsCall | Method::PromptsGet | Method::ResourcesRead
+        )
+    }
+
+    /// The params member mirrored in the `Mcp-Name` header (see [`name_member`]).
+    pub const fn name_member(self) -> Option<&'static str> {
+        match self {
+            Method::ToolsCall | Method::PromptsGet => Some("name"),
+            Method::ResourcesRead => Some("uri"),
+            Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => Some("taskId"),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Method {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// `tasks/get` (Tasks extension).
+pub const TASKS_GET: &str = "tasks/get";
+/// `tasks/update` (Tasks extension).
+pub const TASKS_UPDATE: &str = "tasks/update";
+/// `tasks/cancel` (Tasks extension).
+pub const TASKS_CANCEL: &str = "tasks/cancel";

@@ -49,8 +49,12 @@ fn request(id: u64, name: &str, extra: Value) -> Vec<u8> {
 }
 
 async fn call(server: &Server, body: &[u8]) -> Value {
-    let reply = match server.handle(body, RequestEnv::default()) {
-        ferry_server::Handled::Pending(call) => call.run(Outbound::none()).await,
+    let reply = match server.handle(body, RequestEnv::stdio()) {
+        ferry_server::Handled::Pending(call) => call
+            .run(Outbound::none())
+            .await
+            .into_reply()
+            .expect("not cancelled"),
         ferry_server::Handled::Reply(r) => r,
         _ => unreachable!("a request"),
     };

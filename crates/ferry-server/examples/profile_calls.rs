@@ -43,8 +43,13 @@ fn request(id: u64, name: &str, extra: Value) -> Vec<u8> {
 }
 
 async fn call(server: &Server, body: &[u8]) -> bytes::Bytes {
-    match server.handle(body, RequestEnv::default()) {
-        Handled::Pending(call) => call.run(Outbound::none()).await.body,
+    match server.handle(body, RequestEnv::stdio()) {
+        Handled::Pending(call) => call
+            .run(Outbound::none())
+            .await
+            .into_reply()
+            .map(|r| r.body)
+            .unwrap_or_default(),
         Handled::Reply(r) => r.body,
         _ => bytes::Bytes::new(),
     }

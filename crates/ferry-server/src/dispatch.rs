@@ -1,26 +1,36 @@
 //! From one incoming message to what a transport sends back.
 //!
-//! [`Server::handle`] does everything that needs no waiting at once (parsing, the era of
-//! the request, the per-request `_meta` and header rules, list and discover results, which
-//! are served from pre-serialized bytes) and returns a [`PendingCall`] only for work that
-//! runs a handler. A transport drives that future, and dropping it cancels the handler.
+//! [`Server::handle`] does everything that needs no waiting at once: it decodes the
+//! message (params typed by method, in one pass), settles the request's era and the rules
+//! that come with it (per-request `_meta` and headers on 2026-07-28, the session on
+//! 2025-11-25), and then looks the method up in one table shared by both eras. Lists and
+//! `server/discover` are answered from pre-serialized bytes; anything that runs a handler
+//! becomes a [`PendingCall`] for the transport to drive, and dropping it cancels the
+//! handler.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ferry_protocol::ErrorObject;
-use ferry_protocol::borrowed::option_cow_str;
-use ferry_protocol::jsonrpc::{Envelope, Incoming, RequestId};
+use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::logging::LoggingLevel;
+use ferry_protocol::methods::Method;
+use ferry_protocol::notifications;
+use ferry_protocol::request::{
+    self, CallParams, CompleteParams, Incoming, MethodName, Params, Problem, ReadParams,
+};
 use ferry_protocol::version::ProtocolVersion;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
 
 use crate::completion::CompletionRequest;
+use crate::deprecation::{self, Feature};
 use crate::header_check;
 use crate::listen;
 use crate::mrtr::MrtrInput;
-use crate::params::{Checked, Params, check_meta};
+use crate::params::{Checked, check_meta};
 use crate::principal::Principal;
+use crate::refusal::{Attempt, Failure, Refusal};
 use crate::reply::Reply;
 use crate::run::{Base, CallKind, PendingCall, Streaming};
 use crate::server::Server;
@@ -31,43 +41,94 @@ pub(crate) type ReadTarget = (
     Arc<dyn crate::resource::ReadHandler>,
     BTreeMap<String, String>,
     crate::resource::CacheHint,
+    Arc<[String]>,
 );
 
-/// A request read in one pass: the envelope and the params together.
-#[derive(serde::Deserialize)]
-struct FastRequest<'a> {
-    #[serde(default, borrow, deserialize_with = "option_cow_str")]
-    jsonrpc: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    id: Option<&'a RawValue>,
-    #[serde(default, borrow, deserialize_with = "option_cow_str")]
-    method: Option<std::borrow::Cow<'a, str>>,
-    /// Boxed: the struct is large, and would otherwise be copied at every step.
-    #[serde(default, borrow)]
-    params: Option<Box<Params<'a>>>,
-}
-
-/// A request id from its raw JSON: a string or an integer.
-fn parse_id(raw: &RawValue) -> Option<RequestId> {
-    let text = raw.get();
-    match text.as_bytes().first() {
-        Some(b'"') => serde_json::from_str::<String>(text)
-            .ok()
-            .map(RequestId::String),
-        _ => text.parse::<i64>().ok().map(RequestId::Number),
-    }
+/// The transport a request came over.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Transport {
+    /// stdio: one connection for the life of the process.
+    Stdio,
+    /// Streamable HTTP, with the request's header fields (checked against the body; the
+    /// `Mcp-Session-Id` of 2025-11-25 sessions is read from them).
+    Http(http::HeaderMap),
+    /// Any other channel (an in-process connection, a test), with no header rules.
+    Other,
 }
 
 /// What the transport knows about a request besides its body.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct RequestEnv {
     /// The authenticated principal, if an authentication layer set one.
     pub principal: Option<Principal>,
-    /// The HTTP request headers, on Streamable HTTP (checked against the body; the
-    /// `Mcp-Session-Id` of 2025-11-25 sessions is read from them).
-    pub headers: Option<http::HeaderMap>,
-    /// The 2025-11-25 session of this connection, on stdio once `initialize` succeeded.
+    /// The transport the request came over.
+    pub transport: Transport,
+    /// The 2025-11-25 session of this connection (stdio and other connection-oriented
+    /// transports), once `initialize` succeeded.
     pub session: Option<Arc<Session>>,
+}
+
+impl RequestEnv {
+    /// A request on a connection-oriented transport without header fields (stdio).
+    pub fn stdio() -> Self {
+        RequestEnv {
+            principal: None,
+            transport: Transport::Stdio,
+            session: None,
+        }
+    }
+
+    /// A Streamable HTTP request with these header fields.
+    pub fn http(headers: http::HeaderMap) -> Self {
+        RequestEnv {
+            principal: None,
+            transport: Transport::Http(headers),
+            session: None,
+        }
+    }
+
+    /// A request over another channel (in-process, tests): no header rules.
+    pub fn other() -> Self {
+        RequestEnv {
+            principal: None,
+            transport: Transport::Other,
+            session: None,
+        }
+    }
+
+    /// The same request, from `principal`.
+    pub fn with_principal(mut self, principal: Option<Principal>) -> Self {
+        self.principal = principal;
+        self
+    }
+
+    /// The same request, on the connection's 2025-11-25 `session`.
+    pub fn with_session(mut self, session: Option<Arc<Session>>) -> Self {
+        self.session = session;
+        self
+    }
+
+    /// The HTTP header fields, on Streamable HTTP.
+    pub fn headers(&self) -> Option<&http::HeaderMap> {
+        match &self.transport {
+            Transport::Http(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    /// The HTTP header fields, for editing (a layer that rewrites them).
+    pub fn headers_mut(&mut self) -> Option<&mut http::HeaderMap> {
+        match &mut self.transport {
+            Transport::Http(h) => Some(h),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self.transport, Transport::Http(_))
+    }
 }
 
 /// What to do with one incoming message.
@@ -80,7 +141,7 @@ pub enum Handled {
     Accepted,
     /// The client cancelled its request `id` (stdio `notifications/cancelled`).
     Cancel(RequestId),
-    /// A JSON-RPC response from the client, which modern servers never expect.
+    /// A JSON-RPC response from the client, which no request of this server awaits.
     UnexpectedResponse,
     /// A handler must run: drive [`PendingCall::run`].
     Pending(PendingCall),
@@ -94,15 +155,13 @@ pub enum Handled {
     },
 }
 
-/// Methods of 2025-11-25 that 2026-07-28 removed: -32601 on modern requests.
-const REMOVED: &[&str] = &[
-    "ping",
-    "logging/setLevel",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "tasks/result",
-    "tasks/list",
-];
+/// The era a request belongs to, settled before its method is looked up.
+enum Era {
+    /// 2026-07-28: stateless, the facts in its own `_meta`.
+    Modern,
+    /// 2025-11-25: part of this session.
+    Legacy(Arc<Session>),
+}
 
 impl Server {
     /// Handles one message (a JSON-RPC request or notification, as bytes).
@@ -110,72 +169,43 @@ impl Server {
     /// Everything that needs no handler is answered at once; otherwise a
     /// [`PendingCall`] is returned for the transport to drive.
     pub fn handle(&self, body: &[u8], env: RequestEnv) -> Handled {
-        // One pass for well-formed requests; the careful path below finds the id and the
-        // precise error for everything else.
-        if let Ok(msg) = serde_json::from_slice::<FastRequest<'_>>(body)
-            && let (Some("2.0"), Some(method), Some(raw_id)) =
-                (msg.jsonrpc.as_deref(), &msg.method, msg.id)
-            && let Some(id) = parse_id(raw_id)
-        {
-            return self.dispatch(&id, method, msg.params.unwrap_or_default(), env);
-        }
-        let envelope = match Envelope::parse(body) {
-            Ok(e) => e,
-            Err(e) => return Handled::Reply(Reply::error(None, &e)),
-        };
-        match envelope.classify() {
-            Err(invalid) => Handled::Reply(Reply::error(invalid.id.as_ref(), &invalid.error)),
+        match request::decode(body) {
+            Ok(Incoming::Request(req)) => {
+                let id = req.id;
+                match self.request(&id, req.method, req.params, env) {
+                    Ok(h) => h,
+                    Err(f) => Handled::Reply(Reply::failure(Some(&id), &f)),
+                }
+            }
             Ok(Incoming::Notification { method, params }) => {
                 self.notification(&method, params, &env)
             }
             Ok(Incoming::Response { id, result, error }) => {
                 self.client_response(id, result, error, &env)
             }
-            Ok(Incoming::Request { id, method, params }) => {
-                let params = match Params::parse(params) {
-                    Ok(p) => p,
-                    Err(e) => return Handled::Reply(Reply::error_with_status(Some(&id), &e, 400)),
+            Err(refused) => {
+                let reason = match refused.problem {
+                    Problem::Parse => Refusal::Parse,
+                    Problem::InvalidParams => Refusal::InvalidParams,
+                    _ => Refusal::InvalidMessage,
                 };
-                self.dispatch(&id, &method, Box::new(params), env)
+                Handled::Reply(Reply::refused(refused.id.as_ref(), &refused.error, reason))
             }
-        }
-    }
-
-    fn dispatch(
-        &self,
-        id: &RequestId,
-        method: &str,
-        params: Box<Params<'_>>,
-        env: RequestEnv,
-    ) -> Handled {
-        let handled = if self.is_modern(&params, &env) {
-            self.request(id, method, params, env)
-        } else {
-            self.legacy_request(id, method, *params, env)
-        };
-        match handled {
-            Ok(h) => h,
-            Err((e, status)) => Handled::Reply(Reply::error_with_status(Some(id), &e, status)),
         }
     }
 
     /// A request is modern when its `_meta` names a protocol version, or (HTTP) its
     /// `MCP-Protocol-Version` header is not a legacy revision. Everything else belongs to
-    /// a 2025-11-25 session (DIGEST §2.7, §3.4).
+    /// a 2025-11-25 session (versioning.mdx, "Backwards compatibility").
     fn is_modern(&self, params: &Params<'_>, env: &RequestEnv) -> bool {
         if !self.inner.legacy {
             return true;
         }
-        if params
-            .meta
-            .as_ref()
-            .is_some_and(|m| m.protocol_version.is_some())
-        {
+        if params.meta().is_some_and(|m| m.protocol_version.is_some()) {
             return true;
         }
         match env
-            .headers
-            .as_ref()
+            .headers()
             .and_then(|h| h.get(ferry_protocol::headers::PROTOCOL_VERSION))
         {
             Some(v) => !v
@@ -187,15 +217,251 @@ impl Server {
         }
     }
 
+    fn request(
+        &self,
+        id: &RequestId,
+        method: MethodName<'_>,
+        mut params: Params<'_>,
+        env: RequestEnv,
+    ) -> Attempt<Handled> {
+        let (era, checked) = if self.is_modern(&params, &env) {
+            let checked = self.modern_facts(&method, &mut params, &env)?;
+            (Era::Modern, checked)
+        } else {
+            if method.known() == Some(Method::Initialize) {
+                let Params::Initialize(p) = params else {
+                    return Err(not_found(&method));
+                };
+                return self.initialize(id, &p, &env);
+            }
+            let session = self.legacy_session(&env)?;
+            let checked = Checked {
+                version: session.version(),
+                capabilities: session.capabilities().clone(),
+                log_level: session.log_level(),
+                meta: params.take_meta().unwrap_or_default(),
+            };
+            (Era::Legacy(session), checked)
+        };
+        self.route(id, method, params, env, era, checked)
+    }
+
+    /// The per-request rules of 2026-07-28, in the order the spec's probes expect:
+    /// `_meta` present, header matches body, version supported, method known
+    /// (basic/index.mdx and transports/streamable-http.mdx).
+    fn modern_facts(
+        &self,
+        method: &MethodName<'_>,
+        params: &mut Params<'_>,
+        env: &RequestEnv,
+    ) -> Attempt<Checked> {
+        let inner = &*self.inner;
+        if method.known() == Some(Method::Initialize)
+            && params
+                .meta()
+                .and_then(|m| m.protocol_version.as_ref())
+                .is_none()
+        {
+            // A 2025-11-25 client, and this server speaks only the modern revision: name
+            // the versions it does speak (versioning.mdx).
+            let requested = match params {
+                Params::Initialize(p) => p.protocol_version.as_deref().unwrap_or(""),
+                _ => "",
+            };
+            let mut e = ErrorObject::unsupported_version(&inner.supported_strs, requested);
+            e.message = format!(
+                "Unsupported protocol version: this server supports {} (no initialize handshake)",
+                inner.supported_strs.join(", ")
+            );
+            return Err(Failure::refused(Refusal::UnsupportedVersion, e));
+        }
+        if let (Some(h), Some(v)) = (
+            env.headers(),
+            params.meta().and_then(|m| m.protocol_version.as_deref()),
+        ) {
+            header_check::check_version(h, v).map_err(header_failure)?;
+        }
+        let checked = check_meta(params.take_meta(), &inner.supported, &inner.supported_strs)?;
+        if let Some(h) = env.headers() {
+            let name = method
+                .known()
+                .and_then(Method::name_member)
+                .map(|_| params.name_value());
+            header_check::check_method_and_name(h, method.as_str(), name)
+                .map_err(header_failure)?;
+        }
+        Ok(checked)
+    }
+
+    /// The one method table, for both eras.
+    fn route(
+        &self,
+        id: &RequestId,
+        method: MethodName<'_>,
+        params: Params<'_>,
+        env: RequestEnv,
+        era: Era,
+        checked: Checked,
+    ) -> Attempt<Handled> {
+        let inner = &*self.inner;
+        let caps = &inner.capabilities;
+        let (legacy, session) = match era {
+            Era::Modern => (false, None),
+            Era::Legacy(s) => (true, Some(s)),
+        };
+        let Some(m) = method.known() else {
+            return Err(not_found(&method));
+        };
+        if (legacy && m.is_modern_only()) || (!legacy && m.is_legacy_only()) {
+            return Err(not_found(&method));
+        }
+        let reply = |bytes: &[u8]| Ok(Handled::Reply(Reply::result_raw(id, bytes)));
+        let empty = || Ok(Handled::Reply(Reply::result_raw(id, b"{}")));
+        let streaming = if legacy {
+            // A session's handler may send requests to the client on its stream.
+            Streaming::Maybe
+        } else if checked.meta.progress_token.is_some() || checked.log_level.is_some() {
+            Streaming::Maybe
+        } else {
+            Streaming::Never
+        };
+        let pending = |kind: CallKind, streaming: Streaming, checked: Checked| {
+            Ok(Handled::Pending(PendingCall {
+                streaming,
+                base: Base {
+                    server: self.clone(),
+                    id: id.clone(),
+                    checked: Arc::new(checked),
+                    principal: env.principal.clone(),
+                    session: session.clone(),
+                },
+                kind,
+            }))
+        };
+        match (m, params) {
+            (Method::Discover, _) => reply(&inner.discover),
+            (
+                Method::ToolsList
+                | Method::PromptsList
+                | Method::ResourcesList
+                | Method::ResourcesTemplatesList,
+                Params::List(p),
+            ) => match self.list_page(m, p.cursor.as_deref(), legacy) {
+                Some(page) => reply(&page.map_err(Failure::answered)?),
+                None => Err(not_found(&method)),
+            },
+            (Method::ToolsCall, Params::Call(p)) if caps.tools.is_some() => {
+                let CallParams {
+                    name,
+                    arguments,
+                    input_responses,
+                    request_state,
+                    ..
+                } = *p;
+                let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
+                check_scopes(&entry.scopes, env.principal.as_ref())?;
+                if !legacy && let Some(h) = env.headers() {
+                    header_check::check_params(h, &entry.headers, &args).map_err(header_failure)?;
+                }
+                let mrtr = mrtr_input(legacy, request_state, input_responses);
+                pending(CallKind::Tool { entry, args, mrtr }, streaming, checked)
+            }
+            (Method::PromptsGet, Params::Call(p)) if caps.prompts.is_some() => {
+                let CallParams {
+                    name,
+                    arguments,
+                    input_responses,
+                    request_state,
+                    ..
+                } = *p;
+                let (entry, args) = self.prompt_target(name.as_deref(), arguments)?;
+                check_scopes(&entry.scopes, env.principal.as_ref())?;
+                let mrtr = mrtr_input(legacy, request_state, input_responses);
+                pending(CallKind::Prompt { entry, args, mrtr }, streaming, checked)
+            }
+            (Method::ResourcesRead, Params::Read(p)) if caps.resources.is_some() => {
+                let ReadParams {
+                    uri,
+                    input_responses,
+                    request_state,
+                    ..
+                } = *p;
+                let uri = uri
+                    .ok_or_else(|| Failure::invalid_params("Invalid params: uri is required"))?
+                    .into_owned();
+                let (handler, vars, cache, scopes) = self.find_resource(&uri).ok_or_else(|| {
+                    Failure::answered(crate::error::resource_not_found(&uri, legacy))
+                })?;
+                check_scopes(&scopes, env.principal.as_ref())?;
+                let mrtr = mrtr_input(legacy, request_state, input_responses);
+                let kind = CallKind::Read {
+                    uri,
+                    handler,
+                    params: vars,
+                    cache,
+                    mrtr,
+                };
+                pending(kind, streaming, checked)
+            }
+            (Method::CompletionComplete, Params::Complete(p)) if caps.completions.is_some() => {
+                let (completer, req) = self.completion_target(*p)?;
+                pending(
+                    CallKind::Complete { completer, req },
+                    Streaming::Never,
+                    checked,
+                )
+            }
+            (Method::SubscriptionsListen, Params::Listen(p)) => {
+                let filter = listen::parse_filter(p.notifications, &checked.capabilities, caps)?;
+                pending(CallKind::Listen { filter }, Streaming::Always, checked)
+            }
+            (Method::Ping, _) => empty(),
+            (Method::LoggingSetLevel, Params::SetLevel(p)) => {
+                let level = p
+                    .level
+                    .as_deref()
+                    .and_then(LoggingLevel::parse)
+                    .ok_or_else(|| Failure::invalid_params("Invalid params: unknown log level"))?;
+                deprecation::warn_once(Feature::Logging);
+                if let Some(s) = &session {
+                    s.set_log_level(level);
+                }
+                empty()
+            }
+            (Method::ResourcesSubscribe | Method::ResourcesUnsubscribe, Params::Uri(p))
+                if caps.resources.is_some() =>
+            {
+                let uri = p
+                    .uri
+                    .ok_or_else(|| Failure::invalid_params("Invalid params: uri is required"))?;
+                if let Some(s) = &session {
+                    if m == Method::ResourcesSubscribe {
+                        s.subscribe(uri.into_owned());
+                    } else {
+                        s.unsubscribe(&uri);
+                    }
+                }
+                empty()
+            }
+            _ => Err(not_found(&method)),
+        }
+    }
+
     fn notification(&self, method: &str, params: Option<&RawValue>, env: &RequestEnv) -> Handled {
         let session = self.session_of(env);
         match method {
-            "notifications/cancelled" => {
-                let id = Params::parse(params)
-                    .ok()
-                    .and_then(|p| p.request_id.as_ref().and_then(RequestId::from_value));
+            notifications::CANCELLED => {
+                #[derive(serde::Deserialize)]
+                struct Cancelled {
+                    #[serde(rename = "requestId", default)]
+                    request_id: Option<Value>,
+                }
+                let id = params
+                    .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+                    .and_then(|c| c.request_id)
+                    .and_then(|v| RequestId::from_value(&v));
                 match (id, session) {
-                    (Some(id), Some(s)) if env.headers.is_some() => {
+                    (Some(id), Some(s)) if env.is_http() => {
                         s.cancel(&id);
                         Handled::Accepted
                     }
@@ -208,7 +474,7 @@ impl Server {
                     }
                 }
             }
-            "notifications/initialized" => {
+            ferry_protocol::legacy::INITIALIZED => {
                 if let Some(s) = session {
                     s.mark_initialized();
                 }
@@ -241,191 +507,25 @@ impl Server {
         Handled::Accepted
     }
 
-    fn request(
-        &self,
-        id: &RequestId,
-        method: &str,
-        params: Box<Params<'_>>,
-        env: RequestEnv,
-    ) -> Result<Handled, (ErrorObject, u16)> {
-        let inner = &*self.inner;
-        if method == "initialize"
-            && params
-                .meta
-                .as_ref()
-                .and_then(|m| m.protocol_version.as_ref())
-                .is_none()
-        {
-            // A 2025-11-25 client, and this server speaks only the modern revision: name
-            // the versions it does speak (DIGEST §2.7).
-            let requested = params.protocol_version.as_deref().unwrap_or("");
-            let mut e = ErrorObject::unsupported_version(&inner.supported_strs, requested);
-            e.message = format!(
-                "Unsupported protocol version: this server supports {} (no initialize handshake)",
-                inner.supported_strs.join(", ")
-            );
-            return Err((e, 400));
-        }
-        let Params {
-            meta,
-            name,
-            uri,
-            arguments,
-            cursor,
-            input_responses,
-            request_state,
-            notifications,
-            reference,
-            argument,
-            context,
-            ..
-        } = *params;
-        // Order (forced by the spec's probes): _meta present, header matches body, version
-        // supported, method known.
-        if let (Some(h), Some(v)) = (
-            &env.headers,
-            meta.as_ref().and_then(|m| m.protocol_version.as_deref()),
-        ) {
-            header_check::check_version(h, v).map_err(|e| (e, 400))?;
-        }
-        let checked = check_meta(meta, &inner.supported, &inner.supported_strs)?;
-        if let Some(h) = &env.headers {
-            let mcp_name = match method {
-                "tools/call" | "prompts/get" => Some(name.as_deref().unwrap_or("")),
-                "resources/read" => Some(uri.as_deref().unwrap_or("")),
-                _ => None,
-            };
-            header_check::check_method_and_name(h, method, mcp_name).map_err(|e| (e, 400))?;
-        }
-        let caps = &inner.capabilities;
-        let not_found = || (ErrorObject::method_not_found(method), 404);
-        let base = |checked| Base {
-            server: self.clone(),
-            id: id.clone(),
-            checked: Arc::new(checked),
-            principal: env.principal.clone(),
-            session: None,
-        };
-        let reply = |bytes: &[u8]| Ok(Handled::Reply(Reply::result_raw(id, bytes)));
-        let streaming = |c: &Checked| {
-            if c.meta.progress_token.is_some() || c.log_level.is_some() {
-                Streaming::Maybe
-            } else {
-                Streaming::Never
-            }
-        };
-        let mrtr_input = MrtrInput {
-            state: request_state,
-            responses: input_responses,
-        };
-        match method {
-            "server/discover" => reply(&inner.discover),
-            "tools/list" | "prompts/list" | "resources/list" | "resources/templates/list" => {
-                match self.list_page(method, cursor.as_deref(), false) {
-                    Some(page) => reply(&page.map_err(|e| (e, 200))?),
-                    None => Err(not_found()),
-                }
-            }
-            "tools/call" if caps.tools.is_some() => {
-                let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
-                if let Some(h) = &env.headers {
-                    header_check::check_params(h, &entry.headers, &args).map_err(|e| (e, 400))?;
-                }
-                let s = streaming(&checked);
-                Ok(Handled::Pending(PendingCall {
-                    streaming: s,
-                    base: base(checked),
-                    kind: CallKind::Tool {
-                        entry,
-                        args,
-                        mrtr: mrtr_input,
-                    },
-                }))
-            }
-            "prompts/get" if caps.prompts.is_some() => {
-                let (entry, args) = self.prompt_target(name.as_deref(), arguments)?;
-                let s = streaming(&checked);
-                Ok(Handled::Pending(PendingCall {
-                    streaming: s,
-                    base: base(checked),
-                    kind: CallKind::Prompt {
-                        entry,
-                        args,
-                        mrtr: mrtr_input,
-                    },
-                }))
-            }
-            "resources/read" if caps.resources.is_some() => {
-                let uri = uri
-                    .ok_or_else(|| {
-                        (
-                            ErrorObject::invalid_params("Invalid params: uri is required"),
-                            200,
-                        )
-                    })?
-                    .into_owned();
-                let (handler, params, cache) = self
-                    .find_resource(&uri)
-                    .ok_or_else(|| (ErrorObject::resource_not_found(&uri), 200))?;
-                let s = streaming(&checked);
-                Ok(Handled::Pending(PendingCall {
-                    streaming: s,
-                    base: base(checked),
-                    kind: CallKind::Read {
-                        uri,
-                        handler,
-                        params,
-                        cache,
-                        mrtr: mrtr_input,
-                    },
-                }))
-            }
-            "completion/complete" if caps.completions.is_some() => {
-                let (completer, req) = self.completion_target(reference, argument, context)?;
-                Ok(Handled::Pending(PendingCall {
-                    streaming: Streaming::Never,
-                    base: base(checked),
-                    kind: CallKind::Complete { completer, req },
-                }))
-            }
-            "subscriptions/listen" => {
-                let filter = listen::parse_filter(notifications, &checked.capabilities, caps)?;
-                Ok(Handled::Pending(PendingCall {
-                    streaming: Streaming::Always,
-                    base: base(checked),
-                    kind: CallKind::Listen { filter },
-                }))
-            }
-            m if REMOVED.contains(&m) => Err(not_found()),
-            _ => Err(not_found()),
-        }
-    }
-
     /// The tool a `tools/call` names, and its arguments as an object.
     pub(crate) fn tool_call_target(
         &self,
         name: Option<&str>,
         arguments: Option<Value>,
-    ) -> Result<(Arc<crate::tool::ToolEntry>, Value), (ErrorObject, u16)> {
-        let name = name.ok_or_else(|| {
-            (
-                ErrorObject::invalid_params("Invalid params: name is required"),
-                200,
-            )
-        })?;
-        let entry = self.inner.tools.get(name).ok_or_else(|| {
-            (
-                ErrorObject::invalid_params(format!("Unknown tool: {name}")),
-                200,
-            )
-        })?;
+    ) -> Attempt<(Arc<crate::tool::ToolEntry>, Value)> {
+        let name =
+            name.ok_or_else(|| Failure::invalid_params("Invalid params: name is required"))?;
+        let entry = self
+            .inner
+            .tools
+            .get(name)
+            .ok_or_else(|| Failure::invalid_params(format!("Unknown tool: {name}")))?;
         let args = match arguments {
-            None | Some(Value::Null) => json!({}),
+            None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
             Some(v @ Value::Object(_)) => v,
             Some(_) => {
-                return Err((
-                    ErrorObject::invalid_params("Invalid params: arguments must be an object"),
-                    200,
+                return Err(Failure::invalid_params(
+                    "Invalid params: arguments must be an object",
                 ));
             }
         };
@@ -433,32 +533,22 @@ impl Server {
     }
 
     /// The prompt a `prompts/get` names, and its arguments, checking required ones.
-    #[allow(clippy::type_complexity)]
     pub(crate) fn prompt_target(
         &self,
         name: Option<&str>,
         arguments: Option<Value>,
-    ) -> Result<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>), (ErrorObject, u16)>
-    {
-        let name = name.ok_or_else(|| {
-            (
-                ErrorObject::invalid_params("Invalid params: name is required"),
-                200,
-            )
-        })?;
-        let entry = self.inner.prompts.get(name).ok_or_else(|| {
-            (
-                ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
-                200,
-            )
-        })?;
+    ) -> Attempt<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>)> {
+        let name =
+            name.ok_or_else(|| Failure::invalid_params("Invalid params: name is required"))?;
+        let entry = self
+            .inner
+            .prompts
+            .get(name)
+            .ok_or_else(|| Failure::invalid_params(format!("Unknown prompt: {name}")))?;
         let args: BTreeMap<String, String> = match arguments {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(v) => serde_json::from_value(v).map_err(|_| {
-                (
-                    ErrorObject::invalid_params("Invalid params: prompt arguments must be strings"),
-                    200,
-                )
+                Failure::invalid_params("Invalid params: prompt arguments must be strings")
             })?,
         };
         let missing: Vec<&str> = entry
@@ -468,13 +558,10 @@ impl Server {
             .map(String::as_str)
             .collect();
         if !missing.is_empty() {
-            return Err((
-                ErrorObject::invalid_params(format!(
-                    "Missing required arguments: {}",
-                    missing.join(", ")
-                )),
-                200,
-            ));
+            return Err(Failure::invalid_params(format!(
+                "Missing required arguments: {}",
+                missing.join(", ")
+            )));
         }
         Ok((entry, args))
     }
@@ -483,23 +570,23 @@ impl Server {
     /// that kind of list.
     pub(crate) fn list_page(
         &self,
-        method: &str,
+        method: Method,
         cursor: Option<&str>,
         legacy: bool,
     ) -> Option<Result<bytes::Bytes, ErrorObject>> {
         let inner = &*self.inner;
         let caps = &inner.capabilities;
         Some(match method {
-            "tools/list" if caps.tools.is_some() => {
+            Method::ToolsList if caps.tools.is_some() => {
                 inner.tools.page(cursor, &inner.tools_shape, legacy)
             }
-            "prompts/list" if caps.prompts.is_some() => {
+            Method::PromptsList if caps.prompts.is_some() => {
                 inner.prompts.page(cursor, &inner.prompts_shape, legacy)
             }
-            "resources/list" if caps.resources.is_some() => {
+            Method::ResourcesList if caps.resources.is_some() => {
                 inner.resources.page(cursor, &inner.resources_shape, legacy)
             }
-            "resources/templates/list" if caps.resources.is_some() => {
+            Method::ResourcesTemplatesList if caps.resources.is_some() => {
                 inner.templates.page(cursor, &inner.templates_shape, legacy)
             }
             _ => return None,
@@ -514,37 +601,32 @@ impl Server {
                 entry.handler.clone(),
                 BTreeMap::new(),
                 entry.cache.unwrap_or(inner.read_cache),
+                entry.scopes.clone(),
             ));
         }
         let snap = inner.templates.snapshot();
         snap.items.values().find_map(|t| {
-            t.template
-                .matches(uri)
-                .map(|p| (t.handler.clone(), p, t.cache.unwrap_or(inner.read_cache)))
+            t.template.matches(uri).map(|p| {
+                (
+                    t.handler.clone(),
+                    p,
+                    t.cache.unwrap_or(inner.read_cache),
+                    t.scopes.clone(),
+                )
+            })
         })
     }
 
-    #[allow(clippy::type_complexity)]
     pub(crate) fn completion_target(
         &self,
-        reference: Option<Value>,
-        argument: Option<Value>,
-        context: Option<Value>,
-    ) -> Result<
-        (
-            Option<Arc<dyn crate::completion::Completer>>,
-            CompletionRequest,
-        ),
-        (ErrorObject, u16),
-    > {
-        let bad = |m: &str| {
-            (
-                ErrorObject::invalid_params(format!("Invalid params: {m}")),
-                200,
-            )
-        };
-        let reference = reference.ok_or_else(|| bad("ref is required"))?;
-        let argument = argument.ok_or_else(|| bad("argument is required"))?;
+        params: CompleteParams,
+    ) -> Attempt<(
+        Option<Arc<dyn crate::completion::Completer>>,
+        CompletionRequest,
+    )> {
+        let bad = |m: &str| Failure::invalid_params(format!("Invalid params: {m}"));
+        let reference = params.reference.ok_or_else(|| bad("ref is required"))?;
+        let argument = params.argument.ok_or_else(|| bad("argument is required"))?;
         let arg_name = argument
             .get("name")
             .and_then(Value::as_str)
@@ -555,7 +637,8 @@ impl Server {
             .and_then(Value::as_str)
             .ok_or_else(|| bad("argument.value is required"))?
             .to_owned();
-        let ctx_args: BTreeMap<String, String> = context
+        let ctx_args: BTreeMap<String, String> = params
+            .context
             .and_then(|c| c.get("arguments").cloned())
             .and_then(|a| serde_json::from_value(a).ok())
             .unwrap_or_default();
@@ -565,12 +648,10 @@ impl Server {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.name is required"))?;
-                let p = self.inner.prompts.get(name).ok_or_else(|| {
-                    (
-                        ErrorObject::invalid_params(format!("Unknown prompt: {name}")),
-                        200,
-                    )
-                })?;
+                let p =
+                    self.inner.prompts.get(name).ok_or_else(|| {
+                        Failure::invalid_params(format!("Unknown prompt: {name}"))
+                    })?;
                 p.completers.get(&arg_name).cloned()
             }
             Some("ref/resource") => {
@@ -579,10 +660,7 @@ impl Server {
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.uri is required"))?;
                 let t = self.inner.templates.get(uri).ok_or_else(|| {
-                    (
-                        ErrorObject::invalid_params(format!("Unknown resource template: {uri}")),
-                        200,
-                    )
+                    Failure::invalid_params(format!("Unknown resource template: {uri}"))
                 })?;
                 t.completers.get(&arg_name).cloned()
             }
@@ -597,4 +675,57 @@ impl Server {
             },
         ))
     }
+}
+
+/// -32601 for a method this server does not serve (in this era).
+fn not_found(method: &MethodName<'_>) -> Box<Failure> {
+    Failure::refused(
+        Refusal::MethodNotFound,
+        ErrorObject::method_not_found(method.as_str()),
+    )
+}
+
+fn header_failure(e: ErrorObject) -> Box<Failure> {
+    Failure::refused(Refusal::HeaderMismatch, e)
+}
+
+/// What a retry carries; 2025-11-25 requests have no rounds, so nothing.
+fn mrtr_input(legacy: bool, state: Option<String>, responses: Option<Value>) -> MrtrInput {
+    if legacy {
+        MrtrInput::default()
+    } else {
+        MrtrInput { state, responses }
+    }
+}
+
+/// Refuses a request whose principal lacks a scope the operation needs.
+fn check_scopes(required: &[String], principal: Option<&Principal>) -> Attempt<()> {
+    if required.is_empty() {
+        return Ok(());
+    }
+    let Some(principal) = principal else {
+        return Err(Failure::refused(
+            Refusal::Unauthenticated,
+            ErrorObject::new(
+                ferry_protocol::ErrorCode::INVALID_REQUEST,
+                "Unauthorized: this operation needs an authenticated user",
+            ),
+        ));
+    };
+    let missing = principal.scopes().missing(required);
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let mut e = ErrorObject::new(
+        ferry_protocol::ErrorCode::INVALID_REQUEST,
+        format!(
+            "Forbidden: insufficient scope (this operation needs {})",
+            required.join(" ")
+        ),
+    );
+    e.data = Some(serde_json::json!({ "requiredScopes": required }));
+    Err(Failure::refused(
+        Refusal::InsufficientScope(required.iter().cloned().collect()),
+        e,
+    ))
 }

@@ -23,6 +23,8 @@ pub struct Error {
 pub(crate) enum ErrorKind {
     Execution(String),
     Protocol(ErrorObject),
+    /// The resource does not exist; its error depends on the request's era.
+    ResourceNotFound(String),
     Interrupt(Interrupt),
 }
 
@@ -54,6 +56,14 @@ impl Error {
         matches!(self.kind, ErrorKind::Interrupt(_))
     }
 
+    /// The error for a resource that does not exist: -32602 with the URI in `data` on
+    /// 2026-07-28 (resources.mdx), -32002 on 2025-11-25.
+    pub fn resource_not_found(uri: impl Into<String>) -> Self {
+        Error {
+            kind: ErrorKind::ResourceNotFound(uri.into()),
+        }
+    }
+
     /// The JSON-RPC error, when this is a protocol error.
     pub fn as_protocol(&self) -> Option<&ErrorObject> {
         match &self.kind {
@@ -68,6 +78,9 @@ impl fmt::Debug for Error {
         match &self.kind {
             ErrorKind::Execution(m) => f.debug_tuple("Execution").field(m).finish(),
             ErrorKind::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
+            ErrorKind::ResourceNotFound(uri) => {
+                f.debug_tuple("ResourceNotFound").field(uri).finish()
+            }
             ErrorKind::Interrupt(_) => f.write_str("InputRequired"),
         }
     }
@@ -78,6 +91,7 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::Execution(m) => f.write_str(m),
             ErrorKind::Protocol(e) => write!(f, "{} ({})", e.message, e.code),
+            ErrorKind::ResourceNotFound(uri) => write!(f, "resource not found: {uri}"),
             ErrorKind::Interrupt(_) => f.write_str("waiting for the client's input"),
         }
     }
@@ -95,4 +109,13 @@ impl From<Interrupt> for Error {
             kind: ErrorKind::Interrupt(i),
         }
     }
+}
+
+/// The JSON-RPC error for a missing resource in the request's era.
+pub(crate) fn resource_not_found(uri: &str, legacy: bool) -> ErrorObject {
+    let mut e = ErrorObject::resource_not_found(uri);
+    if legacy {
+        e.code = ferry_protocol::ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
+    }
+    e
 }

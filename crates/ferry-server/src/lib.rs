@@ -48,6 +48,7 @@ mod outbound;
 mod params;
 mod principal;
 mod prompt;
+mod refusal;
 mod reply;
 mod resource;
 mod run;
@@ -61,18 +62,19 @@ pub mod uri_template;
 pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interrupt, UrlConsent};
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
-pub use dispatch::{Handled, RequestEnv};
+pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
 pub use listen::ListenStream;
 pub use outbound::Outbound;
 pub use principal::{InsufficientScope, Principal, Scopes};
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
-pub use reply::{Reply, status_for};
+pub use refusal::Refusal;
+pub use reply::{Reply, ReplyKind};
 pub use resource::{
     CacheHint, IntoContents, ResourceBuilder, ResourceRequest, TemplateBuilder, not_found,
     resource, resource_template,
 };
-pub use run::{PendingCall, Streaming};
+pub use run::{Outcome, PendingCall, Streaming};
 pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LEGACY_VERSIONS, Session};

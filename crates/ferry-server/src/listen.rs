@@ -1,6 +1,6 @@
 //! `subscriptions/listen`: acknowledgement first, then only the notifications the client
 //! asked for, each tagged with the subscription id; a completion result when the server
-//! ends the stream (subscriptions.mdx; DIGEST §7.3).
+//! ends the stream (subscriptions.mdx).
 
 use bytes::Bytes;
 use ferry_protocol::capabilities::ServerCapabilities;
@@ -19,6 +19,7 @@ use tokio_util::sync::{ReusableBoxFuture, WaitForCancellationFutureOwned};
 
 use crate::hub::{Event, uri_covers};
 use crate::outbound::Outbound;
+use crate::refusal::{Attempt, Failure, Refusal};
 use crate::reply::Reply;
 use crate::server::Server;
 
@@ -64,19 +65,14 @@ pub(crate) fn parse_filter(
     notifications: Option<Value>,
     client: &ClientCapabilities,
     server: &ServerCapabilities,
-) -> Result<Filter, (ErrorObject, u16)> {
-    let bad = |m: &str| {
-        (
-            ErrorObject::invalid_params(format!("Invalid params: {m}")),
-            200,
-        )
-    };
+) -> Attempt<Filter> {
+    let bad = |m: &str| Failure::invalid_params(format!("Invalid params: {m}"));
     let n = match notifications {
         None => return Err(bad("notifications is required")),
         Some(Value::Object(m)) => m,
         Some(_) => return Err(bad("notifications must be an object")),
     };
-    let flag = |k: &str| -> Result<bool, (ErrorObject, u16)> {
+    let flag = |k: &str| -> Attempt<bool> {
         match n.get(k) {
             None | Some(Value::Null) => Ok(false),
             Some(Value::Bool(b)) => Ok(*b),
@@ -97,12 +93,12 @@ pub(crate) fn parse_filter(
         }
     };
     if n.get("taskIds").is_some() && !client.has_extension("io.modelcontextprotocol/tasks") {
-        return Err((
+        return Err(Failure::refused(
+            Refusal::MissingCapability,
             ErrorObject::missing_capability(
                 "Task notifications need the io.modelcontextprotocol/tasks extension",
                 json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
             ),
-            400,
         ));
     }
     let res = server.resources.as_ref();
@@ -256,7 +252,7 @@ pub(crate) async fn run(
         if stream.phase == Phase::Done {
             return Reply {
                 body: msg,
-                status: 200,
+                kind: crate::reply::ReplyKind::Result,
             };
         }
         if !outbound.send(msg).await {

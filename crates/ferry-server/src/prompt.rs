@@ -69,6 +69,7 @@ pub struct PromptBuilder {
     handler: Option<Arc<dyn PromptHandler>>,
     completers: BTreeMap<String, Arc<dyn Completer>>,
     policy: StatePolicy,
+    scopes: Vec<String>,
 }
 
 /// Starts a prompt named `name`.
@@ -90,6 +91,7 @@ pub fn prompt(name: impl Into<String>) -> PromptBuilder {
         handler: None,
         completers: BTreeMap::new(),
         policy: StatePolicy::default(),
+        scopes: Vec::new(),
     }
 }
 
@@ -117,6 +119,19 @@ impl PromptBuilder {
         arg.description = Some(description.into());
         arg.required = Some(required);
         self.def.arguments.get_or_insert_with(Vec::new).push(arg);
+        self
+    }
+
+    /// Scopes a principal needs to use it: a request without them is refused (HTTP
+    /// 403 with a `WWW-Authenticate` challenge naming them, behind an authorization
+    /// layer). A granted scope covers the scopes below it (`files` covers
+    /// `files:delete`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -184,6 +199,7 @@ impl PromptBuilder {
             required,
             completers: self.completers,
             policy: self.policy,
+            scopes: self.scopes.into(),
         })
     }
 }
@@ -195,6 +211,7 @@ pub(crate) struct PromptEntry {
     pub(crate) required: Vec<String>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
     pub(crate) policy: StatePolicy,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 impl Listed for PromptEntry {

@@ -1,21 +1,37 @@
-//! Serialized responses, and the HTTP status that goes with each.
+//! Serialized responses, and what kind of answer each is.
 
 use std::fmt::Write as _;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::RequestId;
-use ferry_protocol::{ErrorCode, ErrorObject};
 use serde::Serialize;
 
-/// One serialized JSON-RPC response, ready to write, and the HTTP status a Streamable
-/// HTTP transport answers it with (DIGEST §2.3: 400 for malformed `_meta`, header and
-/// version errors; 404 for unknown methods; 200 otherwise).
+use crate::refusal::{Failure, Refusal};
+
+/// One serialized JSON-RPC response, ready to write, and what kind of answer it is.
+///
+/// A transport that has a status of its own (Streamable HTTP) takes it from
+/// [`Reply::kind`]: results and errors answered in the body are `200`, a
+/// [`Refusal`] has the status its table gives.
 #[derive(Clone, Debug)]
 pub struct Reply {
     /// The JSON text of the response, without a trailing newline.
     pub body: Bytes,
-    /// The HTTP status for this response.
-    pub status: u16,
+    /// What the response is.
+    pub kind: ReplyKind,
+}
+
+/// What a [`Reply`] answers with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReplyKind {
+    /// A result.
+    Result,
+    /// A JSON-RPC error about the request's content, answered like a result (an unknown
+    /// tool, invalid arguments, a handler's protocol error, a failed ask).
+    Error,
+    /// The request was refused for a reason a transport reports in its own terms.
+    Refused(Refusal),
 }
 
 impl Reply {
@@ -28,7 +44,7 @@ impl Reply {
         buf.put_u8(b'}');
         Reply {
             body: buf.freeze(),
-            status: 200,
+            kind: ReplyKind::Result,
         }
     }
 
@@ -59,35 +75,31 @@ impl Reply {
         buf.put_u8(b'}');
         Reply {
             body: buf.freeze(),
-            status: 200,
+            kind: ReplyKind::Result,
         }
     }
 
-    /// The status of a reply that must not be sent: the client cancelled the request
-    /// (`notifications/cancelled`), and the receiver sends nothing more for it.
-    pub const CANCELLED: u16 = 499;
-
-    /// A reply for a cancelled request: transports drop it (see [`Reply::is_cancelled`]).
-    pub(crate) fn cancelled(id: &RequestId) -> Reply {
-        Reply::error_with_status(
-            Some(id),
-            &ErrorObject::new(ErrorCode::INTERNAL_ERROR, "Request cancelled"),
-            Reply::CANCELLED,
-        )
-    }
-
-    /// Whether the request was cancelled and this reply must not be sent.
-    pub fn is_cancelled(&self) -> bool {
-        self.status == Reply::CANCELLED
-    }
-
-    /// An error response, with the status the spec gives its code.
+    /// An error response. Codes that the transports' rules single out (-32700, -32600,
+    /// -32601, -32020, -32021, -32022) are refusals of that kind; any other is answered
+    /// in the body.
     pub fn error(id: Option<&RequestId>, error: &ErrorObject) -> Reply {
-        Reply::error_with_status(id, error, status_for(error))
+        let kind = match Refusal::for_code(error.code) {
+            Some(r) => ReplyKind::Refused(r),
+            None => ReplyKind::Error,
+        };
+        Reply::with_kind(id, error, kind)
     }
 
-    /// An error response with an explicit HTTP status.
-    pub fn error_with_status(id: Option<&RequestId>, error: &ErrorObject, status: u16) -> Reply {
+    /// A refusal for `reason`, with this error.
+    pub fn refused(id: Option<&RequestId>, error: &ErrorObject, reason: Refusal) -> Reply {
+        Reply::with_kind(id, error, ReplyKind::Refused(reason))
+    }
+
+    pub(crate) fn failure(id: Option<&RequestId>, failure: &Failure) -> Reply {
+        Reply::with_kind(id, &failure.error, failure.kind.clone())
+    }
+
+    fn with_kind(id: Option<&RequestId>, error: &ErrorObject, kind: ReplyKind) -> Reply {
         let mut buf = BytesMut::with_capacity(128).writer();
         write_prefix(buf.get_mut(), id);
         buf.get_mut().put_slice(b"\"error\":");
@@ -97,20 +109,16 @@ impl Reply {
         buf.put_u8(b'}');
         Reply {
             body: buf.freeze(),
-            status,
+            kind,
         }
     }
-}
 
-/// The HTTP status for a JSON-RPC error code.
-pub fn status_for(error: &ErrorObject) -> u16 {
-    match error.code {
-        ErrorCode::METHOD_NOT_FOUND => 404,
-        ErrorCode::PARSE_ERROR | ErrorCode::INVALID_REQUEST => 400,
-        ErrorCode::HEADER_MISMATCH
-        | ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY
-        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION => 400,
-        _ => 200,
+    /// The refusal, when this reply is one.
+    pub fn refusal(&self) -> Option<&Refusal> {
+        match &self.kind {
+            ReplyKind::Refused(r) => Some(r),
+            _ => None,
+        }
     }
 }
 
@@ -226,18 +234,18 @@ mod tests {
     }
 
     #[test]
-    fn error_statuses() {
+    fn error_kinds() {
         assert_eq!(
-            Reply::error(None, &ErrorObject::method_not_found("x")).status,
-            404
+            Reply::error(None, &ErrorObject::method_not_found("x")).kind,
+            ReplyKind::Refused(Refusal::MethodNotFound)
         );
         assert_eq!(
-            Reply::error(None, &ErrorObject::unsupported_version(&["a"], "b")).status,
-            400
+            Reply::error(None, &ErrorObject::unsupported_version(&["a"], "b")).kind,
+            ReplyKind::Refused(Refusal::UnsupportedVersion)
         );
         assert_eq!(
-            Reply::error(None, &ErrorObject::invalid_params("x")).status,
-            200
+            Reply::error(None, &ErrorObject::invalid_params("x")).kind,
+            ReplyKind::Error
         );
     }
 }

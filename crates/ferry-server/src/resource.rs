@@ -116,6 +116,7 @@ pub struct ResourceBuilder {
     def: Resource,
     handler: Option<Arc<dyn ReadHandler>>,
     cache: Option<CacheHint>,
+    scopes: Vec<String>,
 }
 
 /// Starts a resource at `uri` named `name`.
@@ -132,6 +133,7 @@ pub fn resource(uri: impl Into<String>, name: impl Into<String>) -> ResourceBuil
         def: Resource::new(uri, name),
         handler: None,
         cache: None,
+        scopes: Vec::new(),
     }
 }
 
@@ -169,6 +171,19 @@ impl ResourceBuilder {
     /// Caching hints for reads (default: the server's resource default).
     pub fn cache(mut self, hint: CacheHint) -> Self {
         self.cache = Some(hint);
+        self
+    }
+
+    /// Scopes a principal needs to use it: a request without them is refused (HTTP
+    /// 403 with a `WWW-Authenticate` challenge naming them, behind an authorization
+    /// layer). A granted scope covers the scopes below it (`files` covers
+    /// `files:delete`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -218,6 +233,7 @@ impl ResourceBuilder {
             json,
             handler,
             cache: self.cache,
+            scopes: self.scopes.into(),
         })
     }
 }
@@ -227,6 +243,7 @@ pub(crate) struct ResourceEntry {
     json: Box<RawValue>,
     pub(crate) handler: Arc<dyn ReadHandler>,
     pub(crate) cache: Option<CacheHint>,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 impl Listed for ResourceEntry {
@@ -245,6 +262,7 @@ pub struct TemplateBuilder {
     handler: Option<Arc<dyn ReadHandler>>,
     completers: BTreeMap<String, Arc<dyn Completer>>,
     cache: Option<CacheHint>,
+    scopes: Vec<String>,
 }
 
 /// Starts a resource template (RFC 6570) named `name`.
@@ -268,6 +286,7 @@ pub fn resource_template(
         handler: None,
         completers: BTreeMap::new(),
         cache: None,
+        scopes: Vec::new(),
     }
 }
 
@@ -293,6 +312,19 @@ impl TemplateBuilder {
     /// Caching hints for reads.
     pub fn cache(mut self, hint: CacheHint) -> Self {
         self.cache = Some(hint);
+        self
+    }
+
+    /// Scopes a principal needs to use it: a request without them is refused (HTTP
+    /// 403 with a `WWW-Authenticate` challenge naming them, behind an authorization
+    /// layer). A granted scope covers the scopes below it (`files` covers
+    /// `files:delete`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
         self
     }
 
@@ -335,6 +367,7 @@ impl TemplateBuilder {
             handler,
             completers: self.completers,
             cache: self.cache,
+            scopes: self.scopes.into(),
         })
     }
 }
@@ -346,6 +379,7 @@ pub(crate) struct TemplateEntry {
     pub(crate) handler: Arc<dyn ReadHandler>,
     pub(crate) completers: BTreeMap<String, Arc<dyn Completer>>,
     pub(crate) cache: Option<CacheHint>,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 impl Listed for TemplateEntry {
@@ -360,5 +394,5 @@ impl Listed for TemplateEntry {
 /// The error for a resource that does not exist: -32602 with the URI in `data`
 /// (2026-07-28 resources.mdx; never empty contents).
 pub fn not_found(uri: &str) -> Error {
-    Error::protocol(ferry_protocol::ErrorObject::resource_not_found(uri))
+    Error::resource_not_found(uri)
 }

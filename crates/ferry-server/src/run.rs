@@ -7,10 +7,10 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::result::ResultType;
 use ferry_protocol::tools::CallToolResult;
-use ferry_protocol::{ErrorCode, ErrorObject};
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
@@ -41,6 +41,28 @@ pub enum Streaming {
     Maybe,
     /// Always: a `subscriptions/listen` stream.
     Always,
+}
+
+/// How a call ended.
+#[derive(Debug)]
+// The common variant is the large one: boxing it would cost every call an allocation.
+#[allow(clippy::large_enum_variant)]
+pub enum Outcome {
+    /// Send this response.
+    Reply(Reply),
+    /// The client cancelled the request (`notifications/cancelled` on a 2025-11-25
+    /// session): nothing more is sent for it (cancellation.mdx).
+    Cancelled,
+}
+
+impl Outcome {
+    /// The reply, unless the request was cancelled.
+    pub fn into_reply(self) -> Option<Reply> {
+        match self {
+            Outcome::Reply(r) => Some(r),
+            Outcome::Cancelled => None,
+        }
+    }
 }
 
 /// A request whose handler has yet to run.
@@ -127,11 +149,11 @@ impl PendingCall {
     ///
     /// The future is boxed once here, sized for its kind of request: a long-lived
     /// `subscriptions/listen` stream holds only what it needs.
-    pub fn run(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
+    pub fn run(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
         let PendingCall { base, kind, .. } = self;
         match kind {
             CallKind::Listen { filter } => Box::pin(async move {
-                listen::run(&base.server, base.id.clone(), filter, outbound).await
+                Outcome::Reply(listen::run(&base.server, base.id.clone(), filter, outbound).await)
             }),
             CallKind::Tool { entry, args, mrtr } => Box::pin(guarded(base, move |base, cancel| {
                 run_tool(base, entry, args, mrtr, outbound, cancel)
@@ -176,7 +198,6 @@ where
         s.track(base.id.clone(), cancel.clone());
         Watch {
             cancelled: Box::pin(cancel.clone().cancelled_owned()),
-            id: base.id.clone(),
             _tracked: TrackGuard(s, base.id.clone()),
         }
     });
@@ -191,7 +212,6 @@ where
 /// `notifications/cancelled`.
 struct Watch {
     cancelled: Pin<Box<tokio_util::sync::WaitForCancellationFutureOwned>>,
-    id: RequestId,
     _tracked: TrackGuard,
 }
 
@@ -209,18 +229,18 @@ pin_project_lite::pin_project! {
 }
 
 impl<F: Future<Output = Reply>> Future for Guarded<F> {
-    type Output = Reply;
+    type Output = Outcome;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Reply> {
+    fn poll(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Outcome> {
         let this = self.project();
         // The handler first: a reply that is ready wins over a cancellation.
         if let std::task::Poll::Ready(reply) = this.work.poll(cx) {
-            return std::task::Poll::Ready(reply);
+            return std::task::Poll::Ready(Outcome::Reply(reply));
         }
         if let Some(w) = this.watch
             && w.cancelled.as_mut().poll(cx).is_ready()
         {
-            return std::task::Poll::Ready(Reply::cancelled(&w.id));
+            return std::task::Poll::Ready(Outcome::Cancelled);
         }
         std::task::Poll::Pending
     }
@@ -285,12 +305,6 @@ impl Base {
     }
 
     pub(crate) fn error(&self, e: &ErrorObject) -> Reply {
-        if self.legacy() && is_resource_not_found(e) {
-            // 2025-11-25 and earlier: -32002.
-            let mut e = e.clone();
-            e.code = ErrorCode::LEGACY_RESOURCE_NOT_FOUND;
-            return Reply::error(Some(&self.id), &e);
-        }
         Reply::error(Some(&self.id), e)
     }
 
@@ -342,6 +356,11 @@ impl Base {
             match e.kind {
                 ErrorKind::Execution(m) => return Step::Execution(m),
                 ErrorKind::Protocol(e) => return Step::Stop(self.error(&e)),
+                ErrorKind::ResourceNotFound(uri) => {
+                    return Step::Stop(
+                        self.error(&crate::error::resource_not_found(&uri, self.legacy())),
+                    );
+                }
                 ErrorKind::Interrupt(i) => match i.kind {
                     InterruptKind::Failed(e) => return Step::Stop(self.error(&e)),
                     InterruptKind::Checkpoint if self.legacy() => {
@@ -373,12 +392,6 @@ impl Base {
             "Internal error: the handler did not finish",
         )))
     }
-}
-
-fn is_resource_not_found(e: &ErrorObject) -> bool {
-    e.code == ErrorCode::INVALID_PARAMS
-        && e.message == "Resource not found"
-        && e.data.as_ref().is_some_and(|d| d.get("uri").is_some())
 }
 
 /// Runs a tool.
@@ -494,7 +507,7 @@ async fn run_read(
         .await;
     match step {
         Step::Done(contents) if contents.is_empty() => {
-            base.error(&ErrorObject::resource_not_found(&uri))
+            base.error(&crate::error::resource_not_found(&uri, base.legacy()))
         }
         Step::Done(contents) => {
             let mut result = json!({ "contents": contents });
@@ -536,6 +549,9 @@ async fn run_complete(
                 Err(e) => {
                     return match e.kind {
                         ErrorKind::Protocol(e) => base.error(&e),
+                        ErrorKind::ResourceNotFound(uri) => {
+                            base.error(&crate::error::resource_not_found(&uri, base.legacy()))
+                        }
                         ErrorKind::Execution(m) => {
                             base.error(&ErrorObject::internal(format!("Internal error: {m}")))
                         }
@@ -560,6 +576,6 @@ async fn run_complete(
 
 /// Transports drive calls on multi-threaded runtimes: the future must stay `Send`.
 #[allow(dead_code)]
-fn run_future_is_send(call: PendingCall) -> Pin<Box<dyn Future<Output = Reply> + Send>> {
+fn run_future_is_send(call: PendingCall) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
     call.run(Outbound::none())
 }

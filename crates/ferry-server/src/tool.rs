@@ -142,6 +142,7 @@ pub struct ToolBuilder {
     input_from_type: Option<Value>,
     handler: Option<Arc<dyn ToolHandler>>,
     policy: StatePolicy,
+    scopes: Vec<String>,
 }
 
 /// Starts a tool definition named `name`.
@@ -167,6 +168,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         input_from_type: None,
         handler: None,
         policy: StatePolicy::default(),
+        scopes: Vec::new(),
     }
 }
 
@@ -178,6 +180,7 @@ impl ToolBuilder {
             input_from_type: None,
             handler: None,
             policy: StatePolicy::default(),
+            scopes: Vec::new(),
         }
     }
 
@@ -215,6 +218,19 @@ impl ToolBuilder {
     /// Sets the output schema from a Rust type; return [`Json<O>`] from the handler.
     pub fn output<O: JsonSchema>(self) -> Self {
         self.output_schema(schema_for::<O>())
+    }
+
+    /// Scopes a principal needs to use it: a request without them is refused (HTTP
+    /// 403 with a `WWW-Authenticate` challenge naming them, behind an authorization
+    /// layer). A granted scope covers the scopes below it (`files` covers
+    /// `files:delete`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
     }
 
     /// Redeems this tool's `requestState` at most once: a retry replayed after the first
@@ -310,6 +326,7 @@ impl ToolBuilder {
             headers,
             handler,
             policy: self.policy,
+            scopes: self.scopes.into(),
         })
     }
 }
@@ -323,6 +340,7 @@ pub(crate) struct ToolEntry {
     pub(crate) headers: Vec<ParamHeader>,
     pub(crate) handler: Arc<dyn ToolHandler>,
     pub(crate) policy: StatePolicy,
+    pub(crate) scopes: Arc<[String]>,
 }
 
 impl Listed for ToolEntry {

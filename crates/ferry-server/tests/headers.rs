@@ -55,7 +55,7 @@ fn server() -> Server {
 /// Sends `msg` with conforming headers, after `edit` changes them.
 async fn send_with(s: &Server, msg: &Value, edit: impl FnOnce(&mut http::HeaderMap)) -> Out {
     let mut env = http_env(msg);
-    edit(env.headers.as_mut().expect("headers"));
+    edit(env.headers_mut().expect("headers"));
     send_env(s, msg, env).await
 }
 
@@ -182,7 +182,7 @@ async fn mcp_name_header_must_match_the_body() {
 async fn mcp_name_is_base64_decoded_before_comparing() {
     let s = server();
     let msg = request(1, "resources/read", json!({"uri": CAFE}));
-    let encoded = http_env(&msg).headers.unwrap()["mcp-name"].clone();
+    let encoded = http_env(&msg).headers().unwrap()["mcp-name"].clone();
     assert!(encoded.as_bytes().starts_with(b"=?base64?"), "{encoded:?}");
     let ok = send_http(&s, &msg).await;
     assert_eq!(ok.result()["contents"][0]["text"], "menu");
@@ -324,7 +324,7 @@ async fn stdio_requests_have_no_header_rules() {
     let out = send_env(
         &s,
         &route(1, json!({"region": "x", "priority": 1})),
-        RequestEnv::default(),
+        RequestEnv::stdio(),
     )
     .await;
     assert_eq!(out.status, 200, "{}", out.msg);

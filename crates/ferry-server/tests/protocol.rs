@@ -158,7 +158,7 @@ async fn requests_without_required_meta_are_invalid_params_with_400() {
             out.msg
         );
         let mut env = support::http_env(&msg);
-        let headers = env.headers.as_mut().unwrap();
+        let headers = env.headers_mut().unwrap();
         headers.insert(
             "mcp-protocol-version",
             http::HeaderValue::from_static(VERSION),
@@ -266,13 +266,13 @@ async fn notifications_are_never_answered() {
     ] {
         let bytes = serde_json::to_vec(&note).unwrap();
         assert!(
-            matches!(s.handle(&bytes, RequestEnv::default()), Handled::Accepted),
+            matches!(s.handle(&bytes, RequestEnv::stdio()), Handled::Accepted),
             "{note}"
         );
     }
     let bytes = serde_json::to_vec(&rpc::cancel(7)).unwrap();
     assert!(matches!(
-        s.handle(&bytes, RequestEnv::default()),
+        s.handle(&bytes, RequestEnv::stdio()),
         Handled::Cancel(_)
     ));
 }
@@ -291,7 +291,7 @@ async fn errors_echo_the_request_id() {
         let out = send(&s, &request(id.clone(), "nope", json!({}))).await;
         assert_eq!(out.msg["id"], id);
     }
-    let Handled::Reply(r) = s.handle(b"{not json", RequestEnv::default()) else {
+    let Handled::Reply(r) = s.handle(b"{not json", RequestEnv::stdio()) else {
         panic!("a parse error is answered at once");
     };
     let v = support::parse(&r.body);

@@ -26,7 +26,7 @@ use bytes::Bytes;
 use ferry_protocol::ErrorCode;
 use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::RequestId;
-use ferry_server::{Handled, Outbound, Principal, Reply, RequestEnv, Server, Streaming};
+use ferry_server::{Handled, Outbound, Outcome, Principal, Reply, RequestEnv, Server, Streaming};
 use futures::StreamExt;
 use futures::future::{AbortHandle, Abortable};
 use futures::stream::FuturesUnordered;
@@ -108,8 +108,8 @@ where
                 if running.get(&id).is_some_and(|r| r.seq == seq) {
                     running.remove(&id);
                 }
-                if let Ok(reply) = outcome
-                    && tx.send(reply_bytes(reply)).await.is_err()
+                if let Ok(Outcome::Reply(reply)) = outcome
+                    && tx.send(reply.body).await.is_err()
                 {
                     break;
                 }
@@ -129,11 +129,9 @@ where
                             reader.clear();
                             continue;
                         }
-                        let env = RequestEnv {
-                            principal: config.principal.clone(),
-                            headers: None,
-                            session: session.clone(),
-                        };
+                        let env = RequestEnv::stdio()
+                            .with_principal(config.principal.clone())
+                            .with_session(session.clone());
                         let handled = server.handle(reader.line(), env);
                         reader.clear();
                         match handled {
@@ -213,8 +211,8 @@ where
     }
     let drain = async {
         while let Some((_, _, outcome)) = in_flight.next().await {
-            if let Ok(reply) = outcome
-                && tx.send(reply_bytes(reply)).await.is_err()
+            if let Ok(Outcome::Reply(reply)) = outcome
+                && tx.send(reply.body).await.is_err()
             {
                 break;
             }
@@ -260,10 +258,6 @@ fn listen_completion(server: &Server, id: &RequestId) -> Bytes {
         }
     });
     Bytes::from(serde_json::to_vec(&message).unwrap_or_default())
-}
-
-fn reply_bytes(reply: Reply) -> Bytes {
-    reply.body
 }
 
 enum Line {

@@ -37,7 +37,7 @@ impl Out {
 
 /// Sends `msg` as a stdio transport would (no headers, no principal).
 pub async fn send(server: &Server, msg: &Value) -> Out {
-    send_env(server, msg, RequestEnv::default()).await
+    send_env(server, msg, RequestEnv::stdio()).await
 }
 
 /// Sends `msg` with the headers a conforming HTTP client derives from it.
@@ -47,10 +47,7 @@ pub async fn send_http(server: &Server, msg: &Value) -> Out {
 
 /// The request environment of an HTTP POST of `msg` with conforming headers.
 pub fn http_env(msg: &Value) -> RequestEnv {
-    RequestEnv {
-        headers: Some(mcp_headers(msg)),
-        ..Default::default()
-    }
+    RequestEnv::http(mcp_headers(msg))
 }
 
 /// Sends `msg` with `env` and returns its response.
@@ -59,7 +56,7 @@ pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
     let method = msg["method"].as_str();
     let out = match server.handle(&bytes, env) {
         Handled::Reply(r) => Out {
-            status: r.status,
+            status: ferry_http::reply_status(&r).as_u16(),
             msg: parse(&r.body),
             notes: Vec::new(),
         },
@@ -72,12 +69,13 @@ pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
                 }
                 notes
             };
-            let (reply, notes) = within("the handler", async {
+            let (outcome, notes) = within("the handler", async {
                 tokio::join!(call.run(Outbound::channel(tx)), collect)
             })
             .await;
+            let reply = outcome.into_reply().expect("a reply, not a cancellation");
             Out {
-                status: reply.status,
+                status: ferry_http::reply_status(&reply).as_u16(),
                 msg: parse(&reply.body),
                 notes,
             }

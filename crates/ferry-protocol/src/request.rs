@@ -1,0 +1,762 @@
+//! Incoming messages as a server reads them: the JSON-RPC envelope and the request's
+//! params, typed by method and decoded in one pass.
+//!
+//! [`decode`] reads one message. When `method` comes before `params` (as every client
+//! writes it) the params are parsed straight into the method's type; otherwise they are
+//! kept raw and parsed once the method is known. Strings that need no unescaping are
+//! borrowed from the input. Anything malformed is told apart precisely, with the request
+//! id whenever it could be read, so the answer names the request it refuses.
+//!
+//! ```
+//! use ferry_protocol::methods::Method;
+//! use ferry_protocol::request::{self, Incoming, Params};
+//!
+//! let body = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{
+//!     "_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",
+//!              "io.modelcontextprotocol/clientCapabilities":{}},
+//!     "name":"echo","arguments":{"text":"hi"}}}"#;
+//! match request::decode(body).unwrap() {
+//!     Incoming::Request(req) => {
+//!         assert_eq!(req.method.known(), Some(Method::ToolsCall));
+//!         let Params::Call(call) = req.params else { unreachable!() };
+//!         assert_eq!(call.name.as_deref(), Some("echo"));
+//!     }
+//!     _ => unreachable!(),
+//! }
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::borrowed::{CowStr, option_cow_str};
+use crate::error::{ErrorCode, ErrorObject};
+use crate::jsonrpc::{JSONRPC_VERSION, RequestId};
+use crate::meta::RequestMeta;
+use crate::methods::Method;
+
+/// A request's method: one this crate knows, or another name kept as sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MethodName<'a> {
+    /// A method of either era or of the Tasks extension.
+    Known(Method),
+    /// Any other name (answered with -32601 by a server).
+    Other(Cow<'a, str>),
+}
+
+impl MethodName<'_> {
+    fn from_cow(name: Cow<'_, str>) -> MethodName<'_> {
+        match Method::parse(&name) {
+            Some(m) => MethodName::Known(m),
+            None => MethodName::Other(name),
+        }
+    }
+
+    /// The method, when known.
+    pub fn known(&self) -> Option<Method> {
+        match self {
+            MethodName::Known(m) => Some(*m),
+            MethodName::Other(_) => None,
+        }
+    }
+
+    /// The name as sent.
+    pub fn as_str(&self) -> &str {
+        match self {
+            MethodName::Known(m) => m.as_str(),
+            MethodName::Other(s) => s,
+        }
+    }
+}
+
+impl fmt::Display for MethodName<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The `_meta` of a request, boxed: moving params costs a pointer, not the whole
+/// metadata.
+pub type BoxedMeta = Option<Box<RequestMeta>>;
+
+/// Params of methods that take nothing but `_meta` (`server/discover`, `ping`, and
+/// methods this crate does not know).
+#[derive(Debug, Default, Deserialize)]
+pub struct MetaParams {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+}
+
+/// Params of the paginated lists.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `cursor`, as the server issued it.
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    pub cursor: Option<Cow<'a, str>>,
+}
+
+/// Params of `tools/call` and `prompts/get`: a name, arguments, and on a retry the
+/// answers and the state of a multi round-trip request.
+///
+/// `arguments` is kept as sent (an object for tools, strings for prompts); the server
+/// checks its shape and answers a wrong one with -32602.
+#[derive(Debug, Default, Deserialize)]
+pub struct CallParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `name`.
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    pub name: Option<Cow<'a, str>>,
+    /// `arguments`.
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// `inputResponses`; an explicit `null` is kept so it can be refused.
+    #[serde(
+        rename = "inputResponses",
+        default,
+        deserialize_with = "crate::serde_util::any_value"
+    )]
+    pub input_responses: Option<Value>,
+    /// `requestState`.
+    #[serde(rename = "requestState", default)]
+    pub request_state: Option<String>,
+}
+
+/// Params of `resources/read`.
+#[derive(Debug, Default, Deserialize)]
+pub struct ReadParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `uri`.
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    pub uri: Option<Cow<'a, str>>,
+    /// `inputResponses`; an explicit `null` is kept so it can be refused.
+    #[serde(
+        rename = "inputResponses",
+        default,
+        deserialize_with = "crate::serde_util::any_value"
+    )]
+    pub input_responses: Option<Value>,
+    /// `requestState`.
+    #[serde(rename = "requestState", default)]
+    pub request_state: Option<String>,
+}
+
+/// Params of `completion/complete`, kept as sent so each missing member gets its own
+/// -32602 message.
+#[derive(Debug, Default, Deserialize)]
+pub struct CompleteParams {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `ref`.
+    #[serde(rename = "ref", default)]
+    pub reference: Option<Value>,
+    /// `argument`.
+    #[serde(default)]
+    pub argument: Option<Value>,
+    /// `context`.
+    #[serde(default)]
+    pub context: Option<Value>,
+}
+
+/// Params of `subscriptions/listen`.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListenParams {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `notifications`, the filter as sent.
+    #[serde(default)]
+    pub notifications: Option<Value>,
+}
+
+/// Params of `initialize` (2025-11-25).
+#[derive(Debug, Default, Deserialize)]
+pub struct InitializeParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `protocolVersion`.
+    #[serde(
+        rename = "protocolVersion",
+        default,
+        borrow,
+        deserialize_with = "option_cow_str"
+    )]
+    pub protocol_version: Option<Cow<'a, str>>,
+    /// `capabilities`, as sent.
+    #[serde(default)]
+    pub capabilities: Option<Value>,
+    /// `clientInfo`, as sent.
+    #[serde(rename = "clientInfo", default)]
+    pub client_info: Option<Value>,
+}
+
+/// Params of `logging/setLevel` (2025-11-25).
+#[derive(Debug, Default, Deserialize)]
+pub struct SetLevelParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `level`.
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    pub level: Option<Cow<'a, str>>,
+}
+
+/// Params of `resources/subscribe` and `resources/unsubscribe` (2025-11-25).
+#[derive(Debug, Default, Deserialize)]
+pub struct UriParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `uri`.
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    pub uri: Option<Cow<'a, str>>,
+}
+
+/// Params of the Tasks extension's `tasks/get`, `tasks/update` and `tasks/cancel`.
+#[derive(Debug, Default, Deserialize)]
+pub struct TaskParams<'a> {
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: BoxedMeta,
+    /// `taskId`.
+    #[serde(
+        rename = "taskId",
+        default,
+        borrow,
+        deserialize_with = "option_cow_str"
+    )]
+    pub task_id: Option<Cow<'a, str>>,
+    /// `inputResponses` (`tasks/update`); an explicit `null` is kept so it can be refused.
+    #[serde(
+        rename = "inputResponses",
+        default,
+        deserialize_with = "crate::serde_util::any_value"
+    )]
+    pub input_responses: Option<Value>,
+}
+
+/// A request's params, typed by its method.
+#[derive(Debug)]
+pub enum Params<'a> {
+    /// Only `_meta`: `server/discover`, `ping`, and unknown methods.
+    Meta(MetaParams),
+    /// The paginated lists.
+    List(ListParams<'a>),
+    /// `tools/call` and `prompts/get`.
+    Call(Box<CallParams<'a>>),
+    /// `resources/read`.
+    Read(Box<ReadParams<'a>>),
+    /// `completion/complete`.
+    Complete(Box<CompleteParams>),
+    /// `subscriptions/listen`.
+    Listen(ListenParams),
+    /// `initialize`.
+    Initialize(Box<InitializeParams<'a>>),
+    /// `logging/setLevel`.
+    SetLevel(SetLevelParams<'a>),
+    /// `resources/subscribe` and `resources/unsubscribe`.
+    Uri(UriParams<'a>),
+    /// `tasks/get`, `tasks/update` and `tasks/cancel`.
+    Task(Box<TaskParams<'a>>),
+}
+
+impl<'a> Params<'a> {
+    /// The `_meta` of any params.
+    pub fn meta(&self) -> Option<&RequestMeta> {
+        match self {
+            Params::Meta(p) => p.meta.as_deref(),
+            Params::List(p) => p.meta.as_deref(),
+            Params::Call(p) => p.meta.as_deref(),
+            Params::Read(p) => p.meta.as_deref(),
+            Params::Complete(p) => p.meta.as_deref(),
+            Params::Listen(p) => p.meta.as_deref(),
+            Params::Initialize(p) => p.meta.as_deref(),
+            Params::SetLevel(p) => p.meta.as_deref(),
+            Params::Uri(p) => p.meta.as_deref(),
+            Params::Task(p) => p.meta.as_deref(),
+        }
+    }
+
+    /// Takes the `_meta` out of any params.
+    pub fn take_meta(&mut self) -> BoxedMeta {
+        match self {
+            Params::Meta(p) => p.meta.take(),
+            Params::List(p) => p.meta.take(),
+            Params::Call(p) => p.meta.take(),
+            Params::Read(p) => p.meta.take(),
+            Params::Complete(p) => p.meta.take(),
+            Params::Listen(p) => p.meta.take(),
+            Params::Initialize(p) => p.meta.take(),
+            Params::SetLevel(p) => p.meta.take(),
+            Params::Uri(p) => p.meta.take(),
+            Params::Task(p) => p.meta.take(),
+        }
+    }
+
+    /// The value of the member mirrored in `Mcp-Name` (`name`, `uri` or `taskId`), or
+    /// the empty string when the method has one and the request left it out.
+    pub fn name_value(&self) -> &str {
+        match self {
+            Params::Call(p) => p.name.as_deref().unwrap_or(""),
+            Params::Read(p) => p.uri.as_deref().unwrap_or(""),
+            Params::Task(p) => p.task_id.as_deref().unwrap_or(""),
+            _ => "",
+        }
+    }
+
+    /// Empty params of the kind `method` takes (a request that sent none).
+    fn empty(method: Option<Method>) -> Params<'a> {
+        use Method as M;
+        match method {
+            Some(M::ToolsCall | M::PromptsGet) => Params::Call(Box::default()),
+            Some(M::ResourcesRead) => Params::Read(Box::default()),
+            Some(M::ToolsList | M::PromptsList | M::ResourcesList | M::ResourcesTemplatesList) => {
+                Params::List(ListParams::default())
+            }
+            Some(M::CompletionComplete) => Params::Complete(Box::default()),
+            Some(M::SubscriptionsListen) => Params::Listen(ListenParams::default()),
+            Some(M::Initialize) => Params::Initialize(Box::default()),
+            Some(M::LoggingSetLevel) => Params::SetLevel(SetLevelParams::default()),
+            Some(M::ResourcesSubscribe | M::ResourcesUnsubscribe) => {
+                Params::Uri(UriParams::default())
+            }
+            Some(M::TasksGet | M::TasksUpdate | M::TasksCancel) => Params::Task(Box::default()),
+            Some(M::Discover | M::Ping) | None => Params::Meta(MetaParams::default()),
+        }
+    }
+}
+
+/// Reads params of the kind a method takes.
+struct ParamsSeed(Option<Method>);
+
+impl<'de> DeserializeSeed<'de> for ParamsSeed {
+    type Value = Params<'de>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Params<'de>, D::Error> {
+        use Method as M;
+        Ok(match self.0 {
+            Some(M::ToolsCall | M::PromptsGet) => {
+                Params::Call(Box::new(CallParams::deserialize(d)?))
+            }
+            Some(M::ResourcesRead) => Params::Read(Box::new(ReadParams::deserialize(d)?)),
+            Some(M::ToolsList | M::PromptsList | M::ResourcesList | M::ResourcesTemplatesList) => {
+                Params::List(ListParams::deserialize(d)?)
+            }
+            Some(M::CompletionComplete) => {
+                Params::Complete(Box::new(CompleteParams::deserialize(d)?))
+            }
+            Some(M::SubscriptionsListen) => Params::Listen(ListenParams::deserialize(d)?),
+            Some(M::Initialize) => Params::Initialize(Box::new(InitializeParams::deserialize(d)?)),
+            Some(M::LoggingSetLevel) => Params::SetLevel(SetLevelParams::deserialize(d)?),
+            Some(M::ResourcesSubscribe | M::ResourcesUnsubscribe) => {
+                Params::Uri(UriParams::deserialize(d)?)
+            }
+            Some(M::TasksGet | M::TasksUpdate | M::TasksCancel) => {
+                Params::Task(Box::new(TaskParams::deserialize(d)?))
+            }
+            Some(M::Discover | M::Ping) | None => Params::Meta(MetaParams::deserialize(d)?),
+        })
+    }
+}
+
+/// A request: its id, its method and its typed params.
+#[derive(Debug)]
+pub struct Request<'a> {
+    /// The request id.
+    pub id: RequestId,
+    /// The method.
+    pub method: MethodName<'a>,
+    /// The params (empty params of the method's kind when none were sent).
+    pub params: Params<'a>,
+}
+
+/// What one incoming message is.
+#[derive(Debug)]
+pub enum Incoming<'a> {
+    /// A request.
+    Request(Request<'a>),
+    /// A notification (no id). Its params stay raw: a server reads the few it honours.
+    Notification {
+        /// The notification method.
+        method: Cow<'a, str>,
+        /// The raw `params`, if any.
+        params: Option<&'a RawValue>,
+    },
+    /// A response (`result` or `error`): only 2025-11-25 servers, which send requests to
+    /// their clients, expect these.
+    Response {
+        /// The id it answers, if readable.
+        id: Option<RequestId>,
+        /// The raw `result`, when it is a result.
+        result: Option<&'a RawValue>,
+        /// The raw `error`, when it is an error.
+        error: Option<&'a RawValue>,
+    },
+}
+
+/// Why a message was refused, with the request id when it could be read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refused {
+    /// The request id, if it could be read.
+    pub id: Option<RequestId>,
+    /// What was wrong.
+    pub problem: Problem,
+    /// The error to answer with, boxed to keep the success path small.
+    pub error: Box<ErrorObject>,
+}
+
+/// The kinds of malformed message.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Problem {
+    /// Not JSON (-32700).
+    Parse,
+    /// JSON, but not a valid JSON-RPC message (-32600).
+    InvalidMessage,
+    /// A valid envelope whose params do not fit the method (-32602).
+    InvalidParams,
+}
+
+impl Refused {
+    fn new(id: Option<RequestId>, problem: Problem, code: ErrorCode, message: String) -> Self {
+        Refused {
+            id,
+            problem,
+            error: Box::new(ErrorObject::new(code, message)),
+        }
+    }
+
+    fn invalid(id: Option<RequestId>, message: &str) -> Self {
+        Refused::new(
+            id,
+            Problem::InvalidMessage,
+            ErrorCode::INVALID_REQUEST,
+            format!("Invalid request: {message}"),
+        )
+    }
+}
+
+/// Decodes one message (see the [module](self) docs).
+pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
+    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let first = de.deserialize_map(EnvelopeVisitor);
+    let raw = match first.and_then(|raw| de.end().map(|()| raw)) {
+        Ok(raw) => raw,
+        // A body that is JSON but not a message we can read in one pass: read it again
+        // leniently, so the answer is precise and carries the id.
+        Err(e) if e.is_data() => return decode_slowly(bytes),
+        Err(e) if e.is_eof() || e.is_syntax() => {
+            return Err(Refused::new(
+                None,
+                Problem::Parse,
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: {e}"),
+            ));
+        }
+        Err(e) => return Err(Refused::invalid(None, &e.to_string())),
+    };
+    raw.classify()
+}
+
+/// The careful path: the envelope with raw members, then the params on their own.
+fn decode_slowly(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
+    let envelope: crate::jsonrpc::Envelope<'_> =
+        crate::jsonrpc::Envelope::parse(bytes).map_err(|e| {
+            let problem = if e.code == ErrorCode::PARSE_ERROR {
+                Problem::Parse
+            } else {
+                Problem::InvalidMessage
+            };
+            Refused {
+                id: None,
+                problem,
+                error: Box::new(e),
+            }
+        })?;
+    match envelope.classify() {
+        Err(invalid) => Err(Refused {
+            id: invalid.id,
+            problem: Problem::InvalidMessage,
+            error: invalid.error,
+        }),
+        Ok(crate::jsonrpc::Incoming::Notification { method, params }) => {
+            Ok(Incoming::Notification { method, params })
+        }
+        Ok(crate::jsonrpc::Incoming::Response { id, result, error }) => {
+            Ok(Incoming::Response { id, result, error })
+        }
+        Ok(crate::jsonrpc::Incoming::Request { id, method, params }) => {
+            let method = MethodName::from_cow(method);
+            let params = typed_params(method.known(), params).map_err(|e| {
+                Refused::new(
+                    Some(id.clone()),
+                    Problem::InvalidParams,
+                    ErrorCode::INVALID_PARAMS,
+                    format!("Invalid params: {e}"),
+                )
+            })?;
+            Ok(Incoming::Request(Request { id, method, params }))
+        }
+    }
+}
+
+fn typed_params<'a>(
+    method: Option<Method>,
+    raw: Option<&'a RawValue>,
+) -> Result<Params<'a>, serde_json::Error> {
+    match raw {
+        None => Ok(Params::empty(method)),
+        Some(raw) => {
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            ParamsSeed(method).deserialize(&mut de)
+        }
+    }
+}
+
+/// Params read in the first pass: typed when the method came first, raw otherwise.
+enum ParamsSlot<'a> {
+    Absent,
+    Typed(Params<'a>),
+    Raw(&'a RawValue),
+}
+
+/// The members of a message as read in one pass.
+struct RawMessage<'a> {
+    jsonrpc: Option<Cow<'a, str>>,
+    id: Option<&'a RawValue>,
+    method: Option<MethodName<'a>>,
+    params: ParamsSlot<'a>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
+}
+
+struct EnvelopeVisitor;
+
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = RawMessage<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON-RPC message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RawMessage<'de>, A::Error> {
+        let mut msg = RawMessage {
+            jsonrpc: None,
+            id: None,
+            method: None,
+            params: ParamsSlot::Absent,
+            result: None,
+            error: None,
+        };
+        while let Some(CowStr(key)) = map.next_key()? {
+            match key.as_ref() {
+                "jsonrpc" if msg.jsonrpc.is_none() => {
+                    msg.jsonrpc = Some(map.next_value::<CowStr<'de>>()?.0);
+                }
+                "id" if msg.id.is_none() => msg.id = Some(map.next_value()?),
+                "method" if msg.method.is_none() => {
+                    msg.method = Some(MethodName::from_cow(map.next_value::<CowStr<'de>>()?.0));
+                }
+                "params" if matches!(msg.params, ParamsSlot::Absent) => {
+                    // Typed at once when this is surely a request's params; notifications
+                    // (no id, methods of their own) keep theirs raw.
+                    let typed = msg
+                        .method
+                        .as_ref()
+                        .filter(|m| msg.id.is_some() || m.known().is_some());
+                    msg.params = match typed {
+                        Some(m) => ParamsSlot::Typed(map.next_value_seed(ParamsSeed(m.known()))?),
+                        None => ParamsSlot::Raw(map.next_value()?),
+                    };
+                }
+                "result" if msg.result.is_none() => msg.result = Some(map.next_value()?),
+                "error" if msg.error.is_none() => msg.error = Some(map.next_value()?),
+                "jsonrpc" | "id" | "method" | "params" | "result" | "error" => {
+                    return Err(de::Error::custom(format!("duplicate member {key:?}")));
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(msg)
+    }
+}
+
+impl<'a> RawMessage<'a> {
+    fn classify(self) -> Result<Incoming<'a>, Refused> {
+        let id = match self.id {
+            None => None,
+            Some(raw) => match parse_id(raw) {
+                Some(id) => Some(id),
+                None => {
+                    return Err(Refused::invalid(None, "id must be a string or an integer"));
+                }
+            },
+        };
+        if self.jsonrpc.as_deref() != Some(JSONRPC_VERSION) {
+            return Err(Refused::invalid(id, "\"jsonrpc\" must be \"2.0\""));
+        }
+        let Some(method) = self.method else {
+            if self.result.is_some() || self.error.is_some() {
+                return Ok(Incoming::Response {
+                    id,
+                    result: self.result,
+                    error: self.error,
+                });
+            }
+            return Err(Refused::invalid(id, "no method, result or error"));
+        };
+        let Some(id) = id else {
+            let params = match self.params {
+                ParamsSlot::Raw(raw) => Some(raw),
+                // A request method sent as a notification: nothing a server reads.
+                ParamsSlot::Absent | ParamsSlot::Typed(_) => None,
+            };
+            let method = match method {
+                MethodName::Known(m) => Cow::Borrowed(m.as_str()),
+                MethodName::Other(s) => s,
+            };
+            return Ok(Incoming::Notification { method, params });
+        };
+        let params = match self.params {
+            ParamsSlot::Typed(p) => p,
+            ParamsSlot::Absent => Params::empty(method.known()),
+            ParamsSlot::Raw(raw) => {
+                if !raw.get().trim_start().starts_with('{') {
+                    return Err(Refused::invalid(Some(id), "params must be an object"));
+                }
+                typed_params(method.known(), Some(raw)).map_err(|e| {
+                    Refused::new(
+                        Some(id.clone()),
+                        Problem::InvalidParams,
+                        ErrorCode::INVALID_PARAMS,
+                        format!("Invalid params: {e}"),
+                    )
+                })?
+            }
+        };
+        Ok(Incoming::Request(Request { id, method, params }))
+    }
+}
+
+/// A request id from its raw JSON: a string or an integer.
+fn parse_id(raw: &RawValue) -> Option<RequestId> {
+    let text = raw.get();
+    match text.as_bytes().first() {
+        Some(b'"') => serde_json::from_str::<String>(text)
+            .ok()
+            .map(RequestId::String),
+        _ => text.parse::<i64>().ok().map(RequestId::Number),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(body: &str) -> Request<'_> {
+        match decode(body.as_bytes()).unwrap() {
+            Incoming::Request(r) => r,
+            other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn params_in_either_order() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":"a","method":"resources/read","params":{"uri":"x:/1"}}"#,
+            r#"{"params":{"uri":"x:/1"},"jsonrpc":"2.0","method":"resources/read","id":"a"}"#,
+        ] {
+            let r = request(body);
+            assert_eq!(r.id, RequestId::String("a".into()));
+            assert_eq!(r.method.known(), Some(Method::ResourcesRead));
+            assert_eq!(r.params.name_value(), "x:/1");
+        }
+    }
+
+    #[test]
+    fn borrowed_strings() {
+        let r =
+            request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#);
+        let Params::Call(c) = r.params else { panic!() };
+        assert!(matches!(c.name, Some(Cow::Borrowed("echo"))));
+    }
+
+    #[test]
+    fn unknown_methods_and_missing_params() {
+        let r = request(r#"{"jsonrpc":"2.0","id":1,"method":"x/y","params":{"a":1}}"#);
+        assert_eq!(r.method, MethodName::Other(Cow::Borrowed("x/y")));
+        assert!(matches!(r.params, Params::Meta(_)));
+        let r = request(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        assert!(matches!(r.params, Params::List(_)));
+    }
+
+    #[test]
+    fn refusals_keep_the_id() {
+        let e = decode(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":5}}"#)
+            .unwrap_err();
+        assert_eq!(e.id, Some(RequestId::Number(4)));
+        assert_eq!(e.problem, Problem::InvalidParams);
+        assert_eq!(e.error.code, ErrorCode::INVALID_PARAMS);
+        let e =
+            decode(br#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":[1]}"#).unwrap_err();
+        assert_eq!(
+            (e.id, e.problem),
+            (Some(RequestId::Number(5)), Problem::InvalidMessage)
+        );
+        let e = decode(br#"{"jsonrpc":"1.0","id":6,"method":"m"}"#).unwrap_err();
+        assert_eq!(e.id, Some(RequestId::Number(6)));
+        let e = decode(br#"{"jsonrpc":"2.0","id":null,"method":"m"}"#).unwrap_err();
+        assert_eq!((e.id, e.problem), (None, Problem::InvalidMessage));
+        assert_eq!(decode(b"{nope").unwrap_err().problem, Problem::Parse);
+        assert_eq!(decode(b"[1]").unwrap_err().problem, Problem::InvalidMessage);
+        assert_eq!(decode(b"{} x").unwrap_err().problem, Problem::Parse);
+        let e = decode(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"m"}"#).unwrap_err();
+        assert_eq!(e.problem, Problem::InvalidMessage);
+    }
+
+    #[test]
+    fn notifications_and_responses() {
+        match decode(
+            br#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#,
+        )
+        .unwrap()
+        {
+            Incoming::Notification { method, params } => {
+                assert_eq!(method, "notifications/cancelled");
+                assert_eq!(params.unwrap().get(), r#"{"requestId":1}"#);
+            }
+            other => panic!("{other:?}"),
+        }
+        match decode(br#"{"jsonrpc":"2.0","id":3,"result":{}}"#).unwrap() {
+            Incoming::Response { id, result, .. } => {
+                assert_eq!(id, Some(RequestId::Number(3)));
+                assert!(result.is_some());
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn null_input_responses_are_kept() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","inputResponses":null}}"#,
+        );
+        let Params::Call(c) = r.params else { panic!() };
+        assert_eq!(c.input_responses, Some(Value::Null));
+    }
+}
