@@ -20,7 +20,10 @@ impl AnswerBook {
     }
 
     /// Answers every request of an `inputRequests` map.
-    pub(crate) fn answer_all(&self, requests: &Map<String, Value>) -> Result<Map<String, Value>, String> {
+    pub(crate) fn answer_all(
+        &self,
+        requests: &Map<String, Value>,
+    ) -> Result<Map<String, Value>, String> {
         let mut out = Map::new();
         for (key, request) in requests {
             out.insert(key.clone(), self.answer(key, request)?);
@@ -35,10 +38,10 @@ impl AnswerBook {
         match method {
             "elicitation/create" => {
                 let mode = params.get("mode").and_then(Value::as_str).unwrap_or("form");
-                if let Some(Value::Object(entry)) = keyed {
-                    if entry.contains_key("action") {
-                        return Ok(Value::Object(entry.clone()));
-                    }
+                if let Some(Value::Object(entry)) = keyed
+                    && entry.contains_key("action")
+                {
+                    return Ok(Value::Object(entry.clone()));
                 }
                 if mode == "url" {
                     return Ok(json!({"action": "accept"}));
@@ -130,10 +133,10 @@ fn first_choice(prop: &Value) -> Option<Value> {
         return e.first().cloned();
     }
     for k in ["oneOf", "anyOf"] {
-        if let Some(alts) = prop.get(k).and_then(Value::as_array) {
-            if let Some(c) = alts.iter().find_map(|a| a.get("const")) {
-                return Some(c.clone());
-            }
+        if let Some(alts) = prop.get(k).and_then(Value::as_array)
+            && let Some(c) = alts.iter().find_map(|a| a.get("const"))
+        {
+            return Some(c.clone());
         }
     }
     None
@@ -209,7 +212,10 @@ mod tests {
                 .unwrap()
                 .clone(),
         );
-        assert_eq!(book.answer_all(&confirm()).unwrap()["confirm"], json!({"action": "decline"}));
+        assert_eq!(
+            book.answer_all(&confirm()).unwrap()["confirm"],
+            json!({"action": "decline"})
+        );
         let book = AnswerBook::new(
             json!({"confirm": {"size": "m"}})
                 .as_object()
@@ -233,6 +239,10 @@ mod tests {
         assert_eq!(a["s"]["role"], "assistant");
         assert_eq!(a["r"], json!({"roots": []}));
         let bad = json!({"x": {"method": "tools/call"}});
-        assert!(AnswerBook::default().answer_all(bad.as_object().unwrap()).is_err());
+        assert!(
+            AnswerBook::default()
+                .answer_all(bad.as_object().unwrap())
+                .is_err()
+        );
     }
 }

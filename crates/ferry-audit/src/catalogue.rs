@@ -188,7 +188,11 @@ mod tests {
                 let found = text.lines().any(|l| {
                     l.starts_with('#') && l.trim_start_matches('#').trim() == cite.heading
                 });
-                assert!(found, "{}: no heading {:?} in {}", c.id, cite.heading, cite.page);
+                assert!(
+                    found,
+                    "{}: no heading {:?} in {}",
+                    c.id, cite.heading, cite.page
+                );
             }
         }
     }

@@ -179,7 +179,9 @@ impl AuditConfig {
             ));
         }
         if name.is_empty() {
-            return Err(AuditError::InvalidOption("the other tool's name is empty".into()));
+            return Err(AuditError::InvalidOption(
+                "the other tool's name is empty".into(),
+            ));
         }
         self.other_tool = Some(name);
         self.other_args = object("the other tool's arguments", args)?;

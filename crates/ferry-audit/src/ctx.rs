@@ -3,7 +3,9 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use ferry_protocol::headers::{ParamHeader, encode_value, param_headers, primitive_to_header_string};
+use ferry_protocol::headers::{
+    ParamHeader, encode_value, param_headers, primitive_to_header_string,
+};
 use serde_json::{Map, Value};
 
 use crate::answers::AnswerBook;
@@ -105,7 +107,10 @@ impl Ctx {
 
     /// Sends a request with a fresh JSON-RPC id.
     pub(crate) async fn send(&self, req: &Request) -> Reply {
-        let id = format!("ferry-audit-{}", self.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "ferry-audit-{}",
+            self.next_id.fetch_add(1, Ordering::Relaxed)
+        );
         let reply = Reply::new(self.prober.send(req.to_outgoing(&id)).await);
         if req.method == "tools/call" && matches!(reply.answer, Answer::Complete { .. }) {
             self.completions.fetch_add(1, Ordering::Relaxed);

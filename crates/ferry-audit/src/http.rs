@@ -201,11 +201,9 @@ impl Prober {
                 break;
             }
             buf.extend_from_slice(&chunk);
-            if sse {
-                if let Some(m) = scanner.response(&buf, out.id.as_ref()) {
-                    message = Some(m);
-                    break;
-                }
+            if sse && let Some(m) = scanner.response(&buf, out.id.as_ref()) {
+                message = Some(m);
+                break;
             }
         }
         if message.is_none() && problem.is_none() {

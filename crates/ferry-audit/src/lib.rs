@@ -106,7 +106,8 @@ pub async fn run_with(
 
 async fn state_checks(ctx: &Ctx, ground: &mrtr::Ground, rec: &mut Recorder<'_>) {
     if ground.last_pending.state.is_none() {
-        let why = "the server issues no requestState for this tool: its answers alone drive the call";
+        let why =
+            "the server issues no requestState for this tool: its answers alone drive the call";
         for c in catalogue::ALL.iter().filter(|c| c.id.starts_with("state.")) {
             rec.skip(c, why);
         }

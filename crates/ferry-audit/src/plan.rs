@@ -22,7 +22,12 @@ impl fmt::Display for Plan<'_> {
         let c = self.config;
         let args = serde_json::Value::Object(c.args.clone()).to_string();
         writeln!(f, "ferry audit of {}", c.url)?;
-        writeln!(f, "  tool: {} with arguments {}", c.tool, crate::rpc::short(&args))?;
+        writeln!(
+            f,
+            "  tool: {} with arguments {}",
+            c.tool,
+            crate::rpc::short(&args)
+        )?;
         let answers = if c.answers.is_empty() {
             "accepting every form (booleans true, defaults filled)".to_owned()
         } else {
@@ -39,7 +44,10 @@ impl fmt::Display for Plan<'_> {
             "  - tools/call of {} only, never of another tool{}",
             c.tool,
             match &c.other_tool {
-                Some(o) => format!(" except {o} (--other-tool), once with its own arguments and once with {}'s state", c.tool),
+                Some(o) => format!(
+                    " except {o} (--other-tool), once with its own arguments and once with {}'s state",
+                    c.tool
+                ),
                 None => String::new(),
             }
         )?;
@@ -53,7 +61,9 @@ impl fmt::Display for Plan<'_> {
             "  - retries with tampered, truncated, random, forged, replayed and garbage requestState, with changed arguments, and without the answers"
         )?;
         let users = match (&c.token, &c.token_b) {
-            (Some(_), Some(_)) => "as user A (--token), and as user B (--token-b) presenting A's state",
+            (Some(_), Some(_)) => {
+                "as user A (--token), and as user B (--token-b) presenting A's state"
+            }
             (Some(_), None) => "as user A (--token)",
             _ => "without a bearer token",
         };

@@ -30,7 +30,11 @@ impl Verdict {
             Verdict::Warn => 1,
             Verdict::Fail => 2,
         };
-        if rank(other) > rank(self) { other } else { self }
+        if rank(other) > rank(self) {
+            other
+        } else {
+            self
+        }
     }
 
     /// `PASS`, `WARN`, `FAIL`, `SKIP`.
@@ -172,12 +176,15 @@ impl Report {
             self.eras.join(", ")
         };
         out.push_str(&format!("Eras served: {eras}\n"));
+        let runs = match self.tool_completions {
+            0 => "never".to_owned(),
+            1 => "once".to_owned(),
+            n => format!("{n} times"),
+        };
         out.push_str(&format!(
-            "{} requests in {:.1} s; the tool ran to completion {} time{}\n",
+            "{} requests in {:.1} s; the tool ran to completion {runs}\n",
             self.requests,
             self.duration_ms as f64 / 1000.0,
-            self.tool_completions,
-            if self.tool_completions == 1 { "" } else { "s" }
         ));
         let s = self.summary;
         out.push_str(&format!(
@@ -204,7 +211,11 @@ pub fn render_check(c: &CheckResult) -> String {
     for line in c.detail.lines() {
         out.push_str(&format!("      {}\n", clean(line)));
     }
-    let cites: Vec<String> = c.cites.iter().map(|x| format!("{}, {}", x.page, x.heading)).collect();
+    let cites: Vec<String> = c
+        .cites
+        .iter()
+        .map(|x| format!("{}, {}", x.page, x.heading))
+        .collect();
     out.push_str(&format!("      spec: {}\n", cites.join("; ")));
     out
 }
@@ -266,7 +277,10 @@ mod tests {
         assert_eq!(v["otherTool"], Value::Null);
         assert_eq!(v["checks"][0]["id"], "state.replay");
         assert_eq!(v["checks"][0]["verdict"], "fail");
-        assert_eq!(v["checks"][0]["cites"][0]["page"], "basic/patterns/mrtr.mdx");
+        assert_eq!(
+            v["checks"][0]["cites"][0]["page"],
+            "basic/patterns/mrtr.mdx"
+        );
         assert_eq!(v["checks"][1]["verdict"], "skip");
         assert!(v["checks"][1].get("data").is_none());
         assert_eq!(v["summary"]["fail"], 1);

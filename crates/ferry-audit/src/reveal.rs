@@ -35,15 +35,15 @@ fn decodings(run: &[u8]) -> Vec<(String, Vec<u8>)> {
             part = &part[..part.len() - 1];
         }
         for (name, engine) in [("base64url", &URL), ("base64", &STD)] {
-            if let Ok(bytes) = engine.decode(part) {
-                if !bytes.is_empty() {
-                    let at = if offset == 0 {
-                        String::new()
-                    } else {
-                        format!(" from character {}", offset + 1)
-                    };
-                    out.push((format!("{name}{at}"), bytes));
-                }
+            if let Ok(bytes) = engine.decode(part)
+                && !bytes.is_empty()
+            {
+                let at = if offset == 0 {
+                    String::new()
+                } else {
+                    format!(" from character {}", offset + 1)
+                };
+                out.push((format!("{name}{at}"), bytes));
             }
         }
     }
@@ -115,7 +115,11 @@ mod tests {
         let json = r#"{"args":{"path":"/tmp/x-ferryaudit1234abcd"}}"#;
         assert_eq!(find(json, M).as_deref(), Some("in plain text"));
         let b64 = URL_SAFE_NO_PAD.encode(json);
-        assert!(find(&format!("{b64}.c2ln"), M).unwrap().contains("base64url"));
+        assert!(
+            find(&format!("{b64}.c2ln"), M)
+                .unwrap()
+                .contains("base64url")
+        );
         // Glued to a prefix, so the payload starts mid-run.
         let glued = format!("v1{}", STANDARD.encode(json));
         assert!(find(&glued, M).is_some());

@@ -204,7 +204,13 @@ impl Reply {
 
     /// A successful final result: the request was honoured.
     pub(crate) fn succeeded(&self) -> bool {
-        matches!(self.answer, Answer::Complete { is_error: false, .. })
+        matches!(
+            self.answer,
+            Answer::Complete {
+                is_error: false,
+                ..
+            }
+        )
     }
 
     /// The JSON-RPC error code, if it is an error.
@@ -324,7 +330,10 @@ mod tests {
         params.insert("name".into(), json!("héllo"));
         let out = Request::modern("tools/call", params).to_outgoing("a-1");
         let body: Value = serde_json::from_slice(&out.body).unwrap();
-        assert_eq!(body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"], MODERN);
+        assert_eq!(
+            body["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            MODERN
+        );
         assert_eq!(header(&out, "mcp-protocol-version"), Some(MODERN));
         assert_eq!(header(&out, "mcp-method"), Some("tools/call"));
         assert_eq!(header(&out, "mcp-name"), Some("=?base64?aMOpbGxv?="));
@@ -339,7 +348,8 @@ mod tests {
 
     #[test]
     fn answers_are_sorted() {
-        let ir = classify(&json!({"result": {"resultType": "input_required", "requestState": "x"}}));
+        let ir =
+            classify(&json!({"result": {"resultType": "input_required", "requestState": "x"}}));
         assert!(matches!(ir, Answer::InputRequired { .. }));
         let done = classify(&json!({"result": {"content": [], "isError": true}}));
         assert!(matches!(done, Answer::Complete { is_error: true, .. }));

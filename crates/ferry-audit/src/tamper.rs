@@ -51,7 +51,7 @@ fn is_token_char(c: char) -> bool {
 }
 
 fn decode_run(run: &str) -> Option<(Codec, Vec<u8>)> {
-    if run.len() >= 2 && run.len() % 2 == 0 && run.chars().all(|c| c.is_ascii_hexdigit()) {
+    if run.len() >= 2 && run.len().is_multiple_of(2) && run.chars().all(|c| c.is_ascii_hexdigit()) {
         let upper = run.chars().any(|c| c.is_ascii_uppercase());
         let lower = run.chars().any(|c| c.is_ascii_lowercase());
         if !(upper && lower) {
@@ -67,10 +67,11 @@ fn decode_run(run: &str) -> Option<(Codec, Vec<u8>)> {
         return None;
     }
     for engine in [&URL_SAFE_NO_PAD, &URL_SAFE, &STANDARD, &STANDARD_NO_PAD] {
-        if let Ok(bytes) = engine.decode(run) {
-            if engine.encode(&bytes) == run && !bytes.is_empty() {
-                return Some((Codec::Base64(engine), bytes));
-            }
+        if let Ok(bytes) = engine.decode(run)
+            && engine.encode(&bytes) == run
+            && !bytes.is_empty()
+        {
+            return Some((Codec::Base64(engine), bytes));
         }
     }
     None
@@ -318,11 +319,11 @@ fn edits(obj: &Map<String, Value>) -> Vec<(String, Map<String, Value>)> {
             }
         } else if let Value::Object(inner) = v {
             for (k2, v2) in inner.iter_mut() {
-                if is_expiry(k2) {
-                    if let Some(n) = later(v2) {
-                        *v2 = n;
-                        changed = true;
-                    }
+                if is_expiry(k2)
+                    && let Some(n) = later(v2)
+                {
+                    *v2 = n;
+                    changed = true;
                 }
             }
         }
@@ -357,7 +358,13 @@ pub(crate) fn forgeries(state: &str) -> Vec<(String, String)> {
                 .pieces
                 .iter()
                 .enumerate()
-                .map(|(j, q)| if j == i { encoded.as_str() } else { q.text.as_str() })
+                .map(|(j, q)| {
+                    if j == i {
+                        encoded.as_str()
+                    } else {
+                        q.text.as_str()
+                    }
+                })
                 .collect();
             out.push((format!("{how} (encoded piece {})", i + 1), text));
         }
@@ -374,13 +381,22 @@ pub(crate) fn garbage() -> Vec<(&'static str, Value)> {
         ("one character", json!("A")),
         ("the text null", json!("null")),
         ("64 KiB of the letter A", json!("A".repeat(64 * 1024))),
-        ("48 random bytes in base64url", json!(URL_SAFE_NO_PAD.encode(random))),
-        ("a JSON object as text", json!(r#"{"admin":true,"approved":true}"#)),
+        (
+            "48 random bytes in base64url",
+            json!(URL_SAFE_NO_PAD.encode(random)),
+        ),
+        (
+            "a JSON object as text",
+            json!(r#"{"admin":true,"approved":true}"#),
+        ),
         (
             "a JSON object in base64",
             json!(STANDARD.encode(br#"{"admin":true,"approved":true}"#)),
         ),
-        ("control characters and non-ASCII text", json!("\u{0}\u{1b}[31m\u{2603}")),
+        (
+            "control characters and non-ASCII text",
+            json!("\u{0}\u{1b}[31m\u{2603}"),
+        ),
         ("a number instead of a string", json!(42)),
         ("an object instead of a string", json!({"admin": true})),
     ]

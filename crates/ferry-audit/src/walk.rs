@@ -29,7 +29,7 @@ pub(crate) enum Baseline {
     Completed {
         rounds: Vec<Pending>,
         /// The retry that completed the call (sent again by the replay check).
-        last: Request,
+        last: Box<Request>,
         reply: Reply,
     },
     /// The tool completed without asking.
@@ -57,7 +57,13 @@ fn pending_from(ctx: &Ctx, result: &Value) -> Result<Pending, String> {
 }
 
 /// A retry answering `pending`.
-pub(crate) fn retry(ctx: &Ctx, tool: &ToolInfo, args: &Map<String, Value>, pending: &Pending, who: Who) -> Request {
+pub(crate) fn retry(
+    ctx: &Ctx,
+    tool: &ToolInfo,
+    args: &Map<String, Value>,
+    pending: &Pending,
+    who: Who,
+) -> Request {
     let mut req = ctx.tool_call(
         tool,
         args,
@@ -99,7 +105,7 @@ pub(crate) async fn baseline(ctx: &Ctx) -> Baseline {
             Answer::Complete { .. } => {
                 return Baseline::Completed {
                     rounds,
-                    last: req,
+                    last: Box::new(req),
                     reply,
                 };
             }

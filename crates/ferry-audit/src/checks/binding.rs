@@ -65,7 +65,10 @@ fn changed_args(ctx: &Ctx) -> Option<(Map<String, Value>, String)> {
             Value::Bool(b) => Value::Bool(!*b),
             _ => continue,
         };
-        let what = format!("{k} changed from {} to {new}", crate::rpc::short(&v.to_string()));
+        let what = format!(
+            "{k} changed from {} to {new}",
+            crate::rpc::short(&v.to_string())
+        );
         *v = new;
         return Some((args, what));
     }
@@ -87,7 +90,9 @@ fn marked_args(ctx: &Ctx, marker: &str) -> Option<(Map<String, Value>, String)> 
         };
         props.get(name).is_some_and(|p| {
             p.get("type").and_then(Value::as_str) == Some("string")
-                && ["enum", "const", "pattern", "format"].iter().all(|k| p.get(*k).is_none())
+                && ["enum", "const", "pattern", "format"]
+                    .iter()
+                    .all(|k| p.get(*k).is_none())
                 && p.get("maxLength")
                     .and_then(Value::as_u64)
                     .is_none_or(|m| m >= 64)
@@ -103,7 +108,10 @@ fn marked_args(ctx: &Ctx, marker: &str) -> Option<(Map<String, Value>, String)> 
         args.insert(k.clone(), Value::String(format!("{old}-{marker}")));
         return Some((args, k));
     }
-    let absent = props?.keys().find(|k| !args.contains_key(*k) && free(k))?.clone();
+    let absent = props?
+        .keys()
+        .find(|k| !args.contains_key(*k) && free(k))?
+        .clone();
     args.insert(absent.clone(), Value::String(marker.to_owned()));
     Some((args, absent))
 }
@@ -301,7 +309,10 @@ pub(crate) async fn confidentiality(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Reco
         CheckResult::new(
             &STATE_CONFIDENTIALITY,
             Verdict::Warn,
-            format!("the arguments can be read in the requestState: {}", found.join(", ")),
+            format!(
+                "the arguments can be read in the requestState: {}",
+                found.join(", ")
+            ),
         )
     });
 }
@@ -315,7 +326,12 @@ pub(crate) async fn missing_answer(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recor
             return;
         }
     };
-    let req = ctx.tool_call(&ctx.tool, &ctx.config.args, p.state.clone().map(Value::String), None);
+    let req = ctx.tool_call(
+        &ctx.tool,
+        &ctx.config.args,
+        p.state.clone().map(Value::String),
+        None,
+    );
     let reply = ctx.send(&req).await;
     let sent = "the requestState without inputResponses";
     rec.record(match &reply.answer {
@@ -324,7 +340,9 @@ pub(crate) async fn missing_answer(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recor
             Verdict::Pass,
             format!("{sent}: asked again ({})", reply.describe()),
         ),
-        Answer::Complete { is_error: false, .. } => CheckResult::new(
+        Answer::Complete {
+            is_error: false, ..
+        } => CheckResult::new(
             &STATE_MISSING_ANSWER,
             Verdict::Fail,
             format!("{sent}: the call completed without the answer it asked for"),
@@ -332,7 +350,10 @@ pub(crate) async fn missing_answer(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recor
         _ => CheckResult::new(
             &STATE_MISSING_ANSWER,
             Verdict::Warn,
-            format!("{sent}: {}; a missing answer calls for a new InputRequiredResult, not an error", reply.describe()),
+            format!(
+                "{sent}: {}; a missing answer calls for a new InputRequiredResult, not an error",
+                reply.describe()
+            ),
         ),
     });
 }
@@ -362,7 +383,12 @@ pub(crate) async fn start_aging(ctx: &Ctx, armed: &Armed<'_>) -> Option<Aging> {
 }
 
 /// `state.expiry`: waits past the lifetime, then presents the state.
-pub(crate) async fn expiry(ctx: &Ctx, armed: &Armed<'_>, aging: Option<Aging>, rec: &mut Recorder<'_>) {
+pub(crate) async fn expiry(
+    ctx: &Ctx,
+    armed: &Armed<'_>,
+    aging: Option<Aging>,
+    rec: &mut Recorder<'_>,
+) {
     let Some(aging) = aging else {
         rec.skip(
             &STATE_EXPIRY,

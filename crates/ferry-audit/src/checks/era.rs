@@ -126,11 +126,15 @@ pub(crate) async fn run(ctx: &Ctx, rec: &mut Recorder<'_>) -> Result<Eras, Audit
                 CheckResult::new(
                     &ERA_DISCOVER,
                     Verdict::Fail,
-                    format!("server/discover answered a {MODERN} request, but its supportedVersions {versions:?} leave {MODERN} out"),
+                    format!(
+                        "server/discover answered a {MODERN} request, but its supportedVersions {versions:?} leave {MODERN} out"
+                    ),
                 )
             }
         }
-        Answer::Error { code: -32022, data, .. } => CheckResult::new(
+        Answer::Error {
+            code: -32022, data, ..
+        } => CheckResult::new(
             &ERA_DISCOVER,
             Verdict::Skip,
             format!(
@@ -167,10 +171,10 @@ pub(crate) async fn run(ctx: &Ctx, rec: &mut Recorder<'_>) -> Result<Eras, Audit
     }
     let legacy = match &legacy_version {
         Some(v) => {
-            if server.is_none() {
-                if let Answer::Complete { result, .. } = &init.answer {
-                    server = server_info(result);
-                }
+            if server.is_none()
+                && let Answer::Complete { result, .. } = &init.answer
+            {
+                server = server_info(result);
             }
             eras.push(v.clone());
             let session = if init.session_id.is_some() {
@@ -181,7 +185,9 @@ pub(crate) async fn run(ctx: &Ctx, rec: &mut Recorder<'_>) -> Result<Eras, Audit
             CheckResult::new(
                 &ERA_LEGACY,
                 Verdict::Pass,
-                format!("initialize (protocolVersion 2025-11-25) answered with protocolVersion {v}{session}"),
+                format!(
+                    "initialize (protocolVersion 2025-11-25) answered with protocolVersion {v}{session}"
+                ),
             )
         }
         None if names_a_version(&init) => CheckResult::new(
@@ -224,21 +230,35 @@ pub(crate) async fn run(ctx: &Ctx, rec: &mut Recorder<'_>) -> Result<Eras, Audit
     let reply = ctx.send(&bare).await;
     let sent = "server/discover without _meta";
     rec.record(if reply.is_400_with(-32602) {
-        CheckResult::new(&ERA_META_REQUIRED, Verdict::Pass, format!("{sent}: refused ({})", reply.describe()))
+        CheckResult::new(
+            &ERA_META_REQUIRED,
+            Verdict::Pass,
+            format!("{sent}: refused ({})", reply.describe()),
+        )
     } else if reply.is_400_with(-32020) {
         CheckResult::new(
             &ERA_META_REQUIRED,
             Verdict::Pass,
-            format!("{sent}: refused as a header/body mismatch ({})", reply.describe()),
+            format!(
+                "{sent}: refused as a header/body mismatch ({})",
+                reply.describe()
+            ),
         )
     } else if reply.refused() {
         CheckResult::new(
             &ERA_META_REQUIRED,
             Verdict::Warn,
-            format!("{sent}: refused, but with {}; the rule asks for -32602 and HTTP 400", reply.describe()),
+            format!(
+                "{sent}: refused, but with {}; the rule asks for -32602 and HTTP 400",
+                reply.describe()
+            ),
         )
     } else {
-        CheckResult::new(&ERA_META_REQUIRED, Verdict::Fail, format!("{sent}: {}", reply.describe()))
+        CheckResult::new(
+            &ERA_META_REQUIRED,
+            Verdict::Fail,
+            format!("{sent}: {}", reply.describe()),
+        )
     });
 
     let mut old = discover_request();
@@ -247,7 +267,9 @@ pub(crate) async fn run(ctx: &Ctx, rec: &mut Recorder<'_>) -> Result<Eras, Audit
     let reply = ctx.send(&old).await;
     let sent = "server/discover for protocol version 1900-01-01";
     let supported = match &reply.answer {
-        Answer::Error { code: -32022, data, .. } => data
+        Answer::Error {
+            code: -32022, data, ..
+        } => data
             .as_ref()
             .and_then(|d| d.get("supported"))
             .and_then(Value::as_array)
@@ -302,7 +324,9 @@ mod tests {
 
     #[test]
     fn version_names_are_recognised() {
-        assert!(names_a_version(&error("this server speaks 2026-07-28 only")));
+        assert!(names_a_version(&error(
+            "this server speaks 2026-07-28 only"
+        )));
         assert!(!names_a_version(&error("Method not found")));
         assert!(!names_a_version(&error("2026-7-28")));
     }

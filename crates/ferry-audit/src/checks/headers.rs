@@ -10,8 +10,9 @@ use serde_json::Value;
 use super::era::{close_session, discover_request};
 use super::{Recorder, judge_header_rule};
 use crate::catalogue::{
-    CheckInfo, HEADER_METHOD_MISMATCH, HEADER_METHOD_MISSING, HEADER_NAME_MISMATCH, HEADER_NAME_MISSING,
-    HEADER_PARAM_MISMATCH, HEADER_VERSION_MISMATCH, HEADER_VERSION_MISSING, HTTP_ORIGIN,
+    CheckInfo, HEADER_METHOD_MISMATCH, HEADER_METHOD_MISSING, HEADER_NAME_MISMATCH,
+    HEADER_NAME_MISSING, HEADER_PARAM_MISMATCH, HEADER_VERSION_MISMATCH, HEADER_VERSION_MISSING,
+    HTTP_ORIGIN,
 };
 use crate::checks::era::Eras;
 use crate::ctx::Ctx;
@@ -46,7 +47,10 @@ pub(crate) async fn run(ctx: &Ctx, eras: &Eras, rec: &mut Recorder<'_>) {
         header_rules(ctx, rec).await;
     } else {
         for c in HEADER_CHECKS {
-            rec.skip(c, "the server does not serve 2026-07-28, whose header rules these are");
+            rec.skip(
+                c,
+                "the server does not serve 2026-07-28, whose header rules these are",
+            );
         }
     }
     origin(ctx, eras, rec).await;
@@ -58,18 +62,28 @@ async fn header_rules(ctx: &Ctx, rec: &mut Recorder<'_>) {
     let reply = ctx.send(&r).await;
     let sent = "server/discover without MCP-Protocol-Version";
     rec.record(if reply.status == Some(400) && reply.refused() {
-        CheckResult::new(&HEADER_VERSION_MISSING, Verdict::Pass, format!("{sent}: refused ({})", reply.describe()))
+        CheckResult::new(
+            &HEADER_VERSION_MISSING,
+            Verdict::Pass,
+            format!("{sent}: refused ({})", reply.describe()),
+        )
     } else if reply.refused() {
         CheckResult::new(
             &HEADER_VERSION_MISSING,
             Verdict::Warn,
-            format!("{sent}: refused, but with {}; the rule asks for HTTP 400", reply.describe()),
+            format!(
+                "{sent}: refused, but with {}; the rule asks for HTTP 400",
+                reply.describe()
+            ),
         )
     } else {
         CheckResult::new(
             &HEADER_VERSION_MISSING,
             Verdict::Fail,
-            format!("{sent}: {}; a modern request without the header must be refused", reply.describe()),
+            format!(
+                "{sent}: {}; a modern request without the header must be refused",
+                reply.describe()
+            ),
         )
     });
 
@@ -85,7 +99,11 @@ async fn header_rules(ctx: &Ctx, rec: &mut Recorder<'_>) {
     let mut r = discover_request();
     r.method_header = Header::Omit;
     let reply = ctx.send(&r).await;
-    rec.record(judge_header_rule(&HEADER_METHOD_MISSING, "server/discover without Mcp-Method", &reply));
+    rec.record(judge_header_rule(
+        &HEADER_METHOD_MISSING,
+        "server/discover without Mcp-Method",
+        &reply,
+    ));
 
     let first_round = || ctx.tool_call(&ctx.tool, &ctx.config.args, None, None);
     let tool = &ctx.tool.name;
@@ -166,12 +184,19 @@ async fn origin(ctx: &Ctx, eras: &Eras, rec: &mut Recorder<'_>) {
     }
     let sent = format!("{} with Origin: {foreign}", r.method);
     rec.record(if reply.status == Some(403) {
-        CheckResult::new(&HTTP_ORIGIN, Verdict::Pass, format!("{sent}: refused ({})", reply.describe()))
+        CheckResult::new(
+            &HTTP_ORIGIN,
+            Verdict::Pass,
+            format!("{sent}: refused ({})", reply.describe()),
+        )
     } else {
         CheckResult::new(
             &HTTP_ORIGIN,
             Verdict::Fail,
-            format!("{sent}: {}; a foreign Origin must get HTTP 403 (DNS rebinding)", reply.describe()),
+            format!(
+                "{sent}: {}; a foreign Origin must get HTTP 403 (DNS rebinding)",
+                reply.describe()
+            ),
         )
     });
 }

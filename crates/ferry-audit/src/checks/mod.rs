@@ -61,7 +61,9 @@ pub(crate) fn judge_header_rule(check: &CheckInfo, sent: &str, reply: &Reply) ->
         CheckResult::new(
             check,
             Verdict::Warn,
-            format!("{sent}: refused, but with {seen}; the rule asks for HTTP 400 and JSON-RPC -32020 (HeaderMismatch)"),
+            format!(
+                "{sent}: refused, but with {seen}; the rule asks for HTTP 400 and JSON-RPC -32020 (HeaderMismatch)"
+            ),
         )
     } else if reply.timed_out() {
         CheckResult::new(check, Verdict::Fail, format!("{sent}: {seen}"))

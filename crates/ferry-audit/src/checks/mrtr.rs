@@ -18,7 +18,7 @@ pub(crate) struct Ground {
     /// The last round of the baseline, as answered.
     pub(crate) last_pending: Pending,
     /// The retry that completed the baseline.
-    pub(crate) last: Request,
+    pub(crate) last: Box<Request>,
 }
 
 /// Problems with an `InputRequiredResult` (mrtr.mdx, InputRequiredResult and Server
@@ -55,7 +55,9 @@ fn shape_problems(result: &Value) -> Vec<String> {
                             _ => false,
                         };
                         if !ok {
-                            problems.push(format!("{key:?} is a malformed elicitation/create (mode {mode:?})"));
+                            problems.push(format!(
+                                "{key:?} is a malformed elicitation/create (mode {mode:?})"
+                            ));
                         }
                     }
                     Some("sampling/createMessage") | Some("roots/list") => {}
@@ -147,7 +149,9 @@ pub(crate) async fn run(ctx: &Ctx, eras: &Eras, rec: &mut Recorder<'_>) -> Resul
             rec.record(CheckResult::new(
                 &MRTR_ROUNDTRIP,
                 Verdict::Fail,
-                format!("round {round} of {tool}: {why}{listed}; check --tool, --args and --answers"),
+                format!(
+                    "round {round} of {tool}: {why}{listed}; check --tool, --args and --answers"
+                ),
             ));
             let why = "the round trip did not complete".to_owned();
             rec.skip(&MRTR_INPUT_REQUIRED, &why);
@@ -163,11 +167,16 @@ async fn capabilities(ctx: &Ctx, rec: &mut Recorder<'_>) {
     let mut req = ctx.tool_call(&ctx.tool, &ctx.config.args, None, None);
     req.meta = Some(meta(MODERN, json!({})));
     let reply = ctx.send(&req).await;
-    let sent = format!("tools/call of {} declaring no client capabilities", ctx.tool.name);
+    let sent = format!(
+        "tools/call of {} declaring no client capabilities",
+        ctx.tool.name
+    );
     let result = match &reply.answer {
-        Answer::Error { code: -32021, .. } if reply.status == Some(400) => {
-            CheckResult::new(&MRTR_CAPABILITIES, Verdict::Pass, format!("{sent}: {}", reply.describe()))
-        }
+        Answer::Error { code: -32021, .. } if reply.status == Some(400) => CheckResult::new(
+            &MRTR_CAPABILITIES,
+            Verdict::Pass,
+            format!("{sent}: {}", reply.describe()),
+        ),
         Answer::InputRequired { result } => {
             let kinds: Vec<String> = result
                 .get("inputRequests")
@@ -179,7 +188,11 @@ async fn capabilities(ctx: &Ctx, rec: &mut Recorder<'_>) {
                 })
                 .unwrap_or_default();
             if kinds.is_empty() {
-                CheckResult::new(&MRTR_CAPABILITIES, Verdict::Pass, format!("{sent}: an InputRequiredResult without inputRequests"))
+                CheckResult::new(
+                    &MRTR_CAPABILITIES,
+                    Verdict::Pass,
+                    format!("{sent}: an InputRequiredResult without inputRequests"),
+                )
             } else {
                 CheckResult::new(
                     &MRTR_CAPABILITIES,
@@ -211,12 +224,19 @@ mod tests {
 
     #[test]
     fn malformed_input_required_results_are_named() {
-        assert!(shape_problems(&json!({"resultType": "input_required", "requestState": "x"})).is_empty());
+        assert!(
+            shape_problems(&json!({"resultType": "input_required", "requestState": "x"}))
+                .is_empty()
+        );
         let p = shape_problems(&json!({"resultType": "input_required"}));
         assert_eq!(p, ["it has neither inputRequests nor requestState"]);
-        let p = shape_problems(&json!({"inputRequests": {"a": {"method": "tools/call"}}, "requestState": 5}));
+        let p = shape_problems(
+            &json!({"inputRequests": {"a": {"method": "tools/call"}}, "requestState": 5}),
+        );
         assert_eq!(p.len(), 2);
-        let p = shape_problems(&json!({"inputRequests": {"a": {"method": "elicitation/create", "params": {"mode": "form"}}}}));
+        let p = shape_problems(
+            &json!({"inputRequests": {"a": {"method": "elicitation/create", "params": {"mode": "form"}}}}),
+        );
         assert_eq!(p.len(), 1);
     }
 }

@@ -10,8 +10,8 @@ use super::Recorder;
 use super::era::discover_request;
 use super::mrtr::Ground;
 use crate::catalogue::{
-    CheckInfo, STATE_GARBAGE, STATE_INTEGRITY_BITFLIP, STATE_INTEGRITY_FORGE, STATE_INTEGRITY_RANDOM,
-    STATE_INTEGRITY_TRUNCATE, STATE_REQUIRED,
+    CheckInfo, STATE_GARBAGE, STATE_INTEGRITY_BITFLIP, STATE_INTEGRITY_FORGE,
+    STATE_INTEGRITY_RANDOM, STATE_INTEGRITY_TRUNCATE, STATE_REQUIRED,
 };
 use crate::ctx::Ctx;
 use crate::http::Who;
@@ -44,7 +44,12 @@ pub(crate) struct Outcome {
 
 /// Judges attacks that must all be turned away: any success fails (or warns, with
 /// `soft`), a request that got no answer warns, and otherwise the check passes.
-pub(crate) fn judge(check: &CheckInfo, what: &str, outcomes: &[Outcome], soft: Option<&str>) -> CheckResult {
+pub(crate) fn judge(
+    check: &CheckInfo,
+    what: &str,
+    outcomes: &[Outcome],
+    soft: Option<&str>,
+) -> CheckResult {
     let mut accepted = Vec::new();
     let mut unclear = Vec::new();
     let mut refusals = BTreeSet::new();
@@ -79,10 +84,14 @@ pub(crate) fn judge(check: &CheckInfo, what: &str, outcomes: &[Outcome], soft: O
         })).collect::<Vec<_>>(),
     });
     let result = if !accepted.is_empty() {
-        let text = format!(
-            "{what}: accepted (the call completed) for {}",
-            accepted.join(", ")
-        );
+        let text = if outcomes.len() == 1 {
+            format!("{what}: accepted (the call completed)")
+        } else {
+            format!(
+                "{what}: accepted (the call completed) for {}",
+                accepted.join(", ")
+            )
+        };
         match soft {
             Some(why) => CheckResult::new(check, Verdict::Warn, format!("{text}; but {why}")),
             None => CheckResult::new(check, Verdict::Fail, text),
@@ -91,7 +100,10 @@ pub(crate) fn judge(check: &CheckInfo, what: &str, outcomes: &[Outcome], soft: O
         CheckResult::new(
             check,
             Verdict::Warn,
-            format!("{what}: not accepted, but not refused either: {}", unclear.join("; ")),
+            format!(
+                "{what}: not accepted, but not refused either: {}",
+                unclear.join("; ")
+            ),
         )
     } else {
         let seen: Vec<String> = refusals.into_iter().collect();
@@ -110,7 +122,11 @@ pub(crate) async fn fresh(ctx: &Ctx, ground: &Ground) -> Result<Pending, String>
 }
 
 /// Presents a changed version of a fresh state, with the answers.
-async fn present_changed(ctx: &Ctx, ground: &Ground, change: impl Fn(&str) -> Vec<(String, String)>) -> Vec<Outcome> {
+async fn present_changed(
+    ctx: &Ctx,
+    ground: &Ground,
+    change: impl Fn(&str) -> Vec<(String, String)>,
+) -> Vec<Outcome> {
     let mut out = Vec::new();
     let first = match fresh(ctx, ground).await {
         Ok(p) => p,
@@ -128,9 +144,8 @@ async fn present_changed(ctx: &Ctx, ground: &Ground, change: impl Fn(&str) -> Ve
         }];
     };
     let variants = change(&state);
-    let count = variants.len();
     let mut pending = Some(first);
-    for i in 0..count {
+    for (i, (first_label, _)) in variants.iter().enumerate() {
         // Each variant is made from its own fresh state (a server may retire a state that
         // was presented once); the first reuses the state the variants came from.
         let p = match pending.take() {
@@ -139,7 +154,7 @@ async fn present_changed(ctx: &Ctx, ground: &Ground, change: impl Fn(&str) -> Ve
                 Ok(p) => p,
                 Err(e) => {
                     out.push(Outcome {
-                        label: variants[i].0.clone(),
+                        label: first_label.clone(),
                         reply: Err(e),
                     });
                     continue;
@@ -153,7 +168,12 @@ async fn present_changed(ctx: &Ctx, ground: &Ground, change: impl Fn(&str) -> Ve
             Some(v) => v,
             None => continue,
         };
-        let req = ctx.tool_call(&ctx.tool, &ctx.config.args, Some(Value::String(changed)), Some(&p.answers));
+        let req = ctx.tool_call(
+            &ctx.tool,
+            &ctx.config.args,
+            Some(Value::String(changed)),
+            Some(&p.answers),
+        );
         out.push(Outcome {
             label,
             reply: Ok(ctx.send(&req).await),
@@ -182,10 +202,18 @@ pub(crate) async fn required(ctx: &Ctx, ground: &Ground, rec: &mut Recorder<'_>)
         ));
         true
     } else if matches!(reply.answer, Answer::Failed(_)) {
-        rec.record(CheckResult::new(&STATE_REQUIRED, Verdict::Warn, format!("{sent}: {}", reply.describe())));
+        rec.record(CheckResult::new(
+            &STATE_REQUIRED,
+            Verdict::Warn,
+            format!("{sent}: {}", reply.describe()),
+        ));
         false
     } else {
-        rec.record(CheckResult::new(&STATE_REQUIRED, Verdict::Pass, format!("{sent}: not completed ({})", reply.describe())));
+        rec.record(CheckResult::new(
+            &STATE_REQUIRED,
+            Verdict::Pass,
+            format!("{sent}: not completed ({})", reply.describe()),
+        ));
         false
     }
 }
@@ -195,14 +223,32 @@ pub(crate) async fn integrity(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recorder<'
     let soft = armed.soft_reason();
     let g = armed.ground;
     let flips = present_changed(ctx, g, tamper::bitflips).await;
-    rec.record(judge(&STATE_INTEGRITY_BITFLIP, "states with one byte changed", &flips, soft));
+    rec.record(judge(
+        &STATE_INTEGRITY_BITFLIP,
+        "states with one byte changed",
+        &flips,
+        soft,
+    ));
     let cuts = present_changed(ctx, g, tamper::truncations).await;
-    rec.record(judge(&STATE_INTEGRITY_TRUNCATE, "truncated states", &cuts, soft));
+    rec.record(judge(
+        &STATE_INTEGRITY_TRUNCATE,
+        "truncated states",
+        &cuts,
+        soft,
+    ));
     let random = present_changed(ctx, g, |s| {
-        vec![("random content of the same shape".to_owned(), tamper::random_like(s))]
+        vec![(
+            "random content of the same shape".to_owned(),
+            tamper::random_like(s),
+        )]
     })
     .await;
-    rec.record(judge(&STATE_INTEGRITY_RANDOM, "a random state", &random, soft));
+    rec.record(judge(
+        &STATE_INTEGRITY_RANDOM,
+        "a random state",
+        &random,
+        soft,
+    ));
     let state = g.last_pending.state.as_deref().unwrap_or("");
     if tamper::forgeries(state).is_empty() {
         rec.skip(
@@ -211,7 +257,12 @@ pub(crate) async fn integrity(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recorder<'
         );
     } else {
         let forged = present_changed(ctx, g, tamper::forgeries).await;
-        rec.record(judge(&STATE_INTEGRITY_FORGE, "edited states", &forged, soft));
+        rec.record(judge(
+            &STATE_INTEGRITY_FORGE,
+            "edited states",
+            &forged,
+            soft,
+        ));
     }
 }
 
@@ -249,21 +300,38 @@ pub(crate) async fn garbage(ctx: &Ctx, armed: &Armed<'_>, rec: &mut Recorder<'_>
         });
     }
     let alive = ctx.send(&discover_request()).await;
-    let mut result = judge(&STATE_GARBAGE, "garbage states", &outcomes, armed.soft_reason());
+    let mut result = judge(
+        &STATE_GARBAGE,
+        "garbage states",
+        &outcomes,
+        armed.soft_reason(),
+    );
     let mut add = |verdict: Verdict, text: String| {
         result.verdict = result.verdict.worst(verdict);
         result.detail.push_str(&format!("; {text}"));
     };
     if !slow.is_empty() {
-        add(Verdict::Fail, format!("slower than {} ms: {}", bound.as_millis(), slow.join(", ")));
+        add(
+            Verdict::Fail,
+            format!("slower than {} ms: {}", bound.as_millis(), slow.join(", ")),
+        );
     }
     if !server_errors.is_empty() {
-        add(Verdict::Warn, format!("answered with a server error: {}", server_errors.join(", ")));
+        add(
+            Verdict::Warn,
+            format!("answered with a server error: {}", server_errors.join(", ")),
+        );
     }
     if alive.succeeded() {
-        add(Verdict::Pass, "the server still answers server/discover".into());
+        add(
+            Verdict::Pass,
+            "the server still answers server/discover".into(),
+        );
     } else {
-        add(Verdict::Fail, format!("afterwards server/discover answered {}", alive.describe()));
+        add(
+            Verdict::Fail,
+            format!("afterwards server/discover answered {}", alive.describe()),
+        );
     }
     result.data = Some(json!({
         "latencyBoundMs": bound.as_millis() as u64,
