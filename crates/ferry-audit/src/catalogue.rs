@@ -106,6 +106,9 @@ checks! {
     STATE_REQUIRED = "state.required",
         "answers sent without the requestState do not complete the call",
         [SERVER_REQS, modern(MRTR, "Error Handling")];
+    STATE_REPLAY = "state.replay",
+        "redeeming the same requestState and answers a second time is refused",
+        [SERVER_REQS, modern("server/tools.mdx", "Tool")];
     STATE_INTEGRITY_BITFLIP = "state.integrity.bitflip",
         "a requestState with one byte changed (at several positions) is refused",
         [SERVER_REQS, SECURITY];
@@ -118,9 +121,6 @@ checks! {
     STATE_INTEGRITY_FORGE = "state.integrity.forge",
         "a readable requestState edited (a field added, the expiry moved) is refused",
         [SERVER_REQS, SECURITY];
-    STATE_REPLAY = "state.replay",
-        "redeeming the same requestState and answers a second time is refused",
-        [SERVER_REQS, modern("server/tools.mdx", "Tool")];
     STATE_BIND_ARGS = "state.bind.args",
         "the requestState presented with changed arguments is refused",
         [SERVER_REQS];

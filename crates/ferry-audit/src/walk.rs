@@ -101,6 +101,18 @@ pub(crate) async fn baseline(ctx: &Ctx) -> Baseline {
                 req = retry(ctx, &ctx.tool, args, &pending, Who::A);
                 rounds.push(pending);
             }
+            Answer::Complete {
+                is_error: true,
+                result,
+            } if rounds.is_empty() => {
+                return Baseline::Stopped {
+                    round: 1,
+                    why: format!(
+                        "the tool answered with an error result: {}",
+                        error_text(result)
+                    ),
+                };
+            }
             Answer::Complete { .. } if rounds.is_empty() => return Baseline::NoAsk(reply),
             Answer::Complete { .. } => {
                 return Baseline::Completed {
@@ -146,4 +158,20 @@ pub(crate) async fn prepare(
         req = retry(ctx, tool, args, &pending, who);
     }
     Err("no round to prepare".into())
+}
+
+/// The text of an error result, shortened.
+fn error_text(result: &Value) -> String {
+    let text: Vec<&str> = result
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    if text.is_empty() {
+        "(no text)".to_owned()
+    } else {
+        crate::rpc::short(&text.join(" "))
+    }
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use ferry_audit::{AuditConfig, Token, Verdict};
 use serde_json::json;
-use support::{EVERYTHING_TTL, everything, others_pass};
+use support::{EVERYTHING_TTL, everything, everything_with, others_pass};
 
 /// Checks that cannot apply to confirm_delete on ferry-everything: its state is sealed
 /// (no JSON to edit) and it mirrors no argument into a header.
@@ -113,6 +113,22 @@ async fn a_tool_that_does_not_exist_fails_the_round_trip_and_nothing_else_runs()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn arguments_the_tool_refuses_fail_the_round_trip_with_its_message() {
+    let server = everything().await;
+    let config = AuditConfig::new(&server.url, "confirm_delete")
+        .unwrap()
+        .request_timeout(Duration::from_secs(10));
+    let report = ferry_audit::run(&config).await.expect("the audit runs");
+    let c = report.check("mrtr.roundtrip").unwrap();
+    assert_eq!(c.verdict, Verdict::Fail);
+    assert!(
+        c.detail.contains("error result") && c.detail.contains("path"),
+        "{}",
+        c.detail
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nothing_listening_is_an_error_not_a_report() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -125,4 +141,24 @@ async fn nothing_listening_is_an_error_not_a_report() {
         matches!(err, ferry_audit::AuditError::Unreachable { .. }),
         "{err}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_wants_a_token_is_told_apart_from_a_failing_one() {
+    let server = everything_with(true).await;
+    let config = AuditConfig::new(&server.url, "confirm_delete")
+        .unwrap()
+        .args(json!({"path": "/tmp/x"}))
+        .unwrap()
+        .request_timeout(Duration::from_secs(5));
+    let err = ferry_audit::run(&config).await.unwrap_err();
+    assert!(
+        matches!(err, ferry_audit::AuditError::Unauthorized { status: 401 }),
+        "{err}"
+    );
+    // With the token, the audit runs.
+    let report = ferry_audit::run(&config.token(Token::new("alice-token")))
+        .await
+        .expect("the audit runs");
+    assert_eq!(report.verdict("mrtr.roundtrip"), Some(Verdict::Pass));
 }

@@ -54,6 +54,12 @@ pub const EVERYTHING_TTL: Duration = Duration::from_secs(2);
 /// ferry-everything with two users, alice (`alice-token`) and bob (`bob-token`), and
 /// states that live [`EVERYTHING_TTL`].
 pub async fn everything() -> Served {
+    everything_with(false).await
+}
+
+/// ferry-everything as [`everything`], refusing requests without a valid token when
+/// `require_auth`.
+pub async fn everything_with(require_auth: bool) -> Served {
     let everything = build(Options {
         state_ttl: EVERYTHING_TTL,
         ..Options::default()
@@ -70,7 +76,7 @@ pub async fn everything() -> Served {
         everything.server,
         HttpConfig::default(),
         state,
-        false,
+        require_auth,
     ))
     .await
 }
