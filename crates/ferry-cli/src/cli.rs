@@ -16,7 +16,7 @@ Examples:
 
 Exit codes:
   0  success
-  1  the tool (or prompt) reported an error result (isError)
+  1  the tool (or prompt) reported an error result (isError); for audit, a check failed
   2  bad command line, arguments or answers
   3  the server answered with a JSON-RPC error
   4  the server could not be reached, or broke the protocol
@@ -147,6 +147,10 @@ arguments as one JSON object; KEY=VALUE pairs are added to it.
     /// for a confirmation: the requests, the InputRequiredResult, the retry with the
     /// answers and the echoed requestState, and the result.
     Demo(DemoArgs),
+
+    /// Audit a server's MRTR and requestState defences, header rules and Origin check,
+    /// by calling one tool that asks for input and attacking its round trip.
+    Audit(crate::audit::AuditArgs),
 }
 
 /// `ferry call`.

@@ -16,11 +16,13 @@
 //!   in the terminal: [`form`] (elicitation forms), [`url_consent`] (URL mode),
 //!   [`deprecated`] (sampling and roots), all drawn by [`term`]; [`progress`] shows
 //!   progress notifications;
-//! - [`demo`]: the example server in-process and a guided tour of the protocol.
+//! - [`demo`]: the example server in-process and a guided tour of the protocol;
+//! - [`audit`]: `ferry audit`, the front of the `ferry-audit` library.
 #![forbid(unsafe_code)]
 
 mod answers;
 mod arguments;
+mod audit;
 mod cli;
 mod commands;
 mod connect;
@@ -150,6 +152,7 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
             }
             demo::run(args).await
         }
+        Command::Audit(args) => audit::run(&cli, args).await,
         _ => commands::run(&cli).await,
     }
 }
