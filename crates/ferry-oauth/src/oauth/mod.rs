@@ -4,7 +4,6 @@ mod builder;
 mod engine;
 mod grants;
 
-use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
 use url::Url;
@@ -23,8 +22,7 @@ use crate::jwt::Nonces;
 /// times; it refreshes expired tokens and adds DPoP proofs.
 ///
 /// ```no_run
-/// use std::sync::Arc;
-/// use ferry_oauth::{FileTokenStore, Grant, OAuthAuthorizer, StaticClient};
+/// /// use ferry_oauth::{FileTokenStore, Grant, OAuthAuthorizer, StaticClient};
 ///
 /// # fn run() -> Result<(), ferry_oauth::AuthError> {
 /// let oauth = OAuthAuthorizer::builder()
@@ -102,11 +100,5 @@ impl Authorizer for OAuthAuthorizer {
         if let Some(n) = headers.get("dpop-nonce").and_then(|v| v.to_str().ok()) {
             self.nonces.set(url, n);
         }
-    }
-}
-
-impl From<OAuthAuthorizer> for Arc<dyn Authorizer> {
-    fn from(a: OAuthAuthorizer) -> Self {
-        Arc::new(a)
     }
 }
