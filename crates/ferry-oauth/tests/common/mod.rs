@@ -68,6 +68,8 @@ pub struct Config {
     pub call_scope: Option<String>,
     /// Always answer 403 to authorized requests.
     pub always_forbidden: bool,
+    /// Accept no token at all (every request gets a 401).
+    pub reject_tokens: bool,
     pub expires_in: u64,
     pub refresh: bool,
     pub dpop: bool,
@@ -99,6 +101,7 @@ impl Default for Config {
             cimd: false,
             call_scope: None,
             always_forbidden: false,
+            reject_tokens: false,
             expires_in: 3600,
             refresh: false,
             dpop: false,
@@ -455,7 +458,7 @@ fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &Hea
     };
     let (scheme, token) = auth.split_once(' ').unwrap_or((auth, ""));
     let scopes = s.inner.lock().unwrap().tokens.get(token).cloned();
-    let Some(scopes) = scopes else {
+    let Some(scopes) = scopes.filter(|_| !cfg.reject_tokens) else {
         return unauthorized(challenge);
     };
     if scheme.eq_ignore_ascii_case("dpop") {
