@@ -21,10 +21,17 @@ async fn resource_metadata_from_the_challenge_first() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     let gets = mock.gets();
     assert_eq!(gets[0], "/custom/metadata.json", "{gets:?}");
-    assert!(!gets.iter().any(|g| g.starts_with("/.well-known/oauth-protected-resource")));
+    assert!(
+        !gets
+            .iter()
+            .any(|g| g.starts_with("/.well-known/oauth-protected-resource"))
+    );
 }
 
 #[tokio::test]
@@ -36,7 +43,10 @@ async fn path_inserted_then_root_well_known() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     let gets = mock.gets();
     assert_eq!(gets[0], "/.well-known/oauth-protected-resource/mcp");
     assert!(!gets.contains(&"/.well-known/oauth-protected-resource".to_owned()));
@@ -49,7 +59,10 @@ async fn path_inserted_then_root_well_known() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     assert_eq!(
         mock.gets()[..2],
         [
@@ -68,7 +81,10 @@ async fn server_metadata_order_with_an_issuer_path() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     let gets: Vec<String> = mock
         .gets()
         .into_iter()
@@ -92,7 +108,10 @@ async fn server_metadata_order_without_a_path() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     let gets: Vec<String> = mock
         .gets()
         .into_iter()
@@ -115,7 +134,9 @@ async fn metadata_naming_another_issuer_is_not_used() {
     })
     .await;
     let auth = authorizer();
-    let err = call(&auth, &mock.mcp_url(), "tools/list").await.unwrap_err();
+    let err = call(&auth, &mock.mcp_url(), "tools/list")
+        .await
+        .unwrap_err();
     assert!(matches!(err, AuthError::IssuerMismatch { .. }), "{err}");
     for path in ["/register", "/authorize", "/token"] {
         assert!(mock.hits_to(path).is_empty(), "{path} was used");
@@ -130,10 +151,15 @@ async fn metadata_for_another_resource_is_refused() {
     })
     .await;
     let auth = authorizer();
-    let err = call(&auth, &mock.mcp_url(), "tools/list").await.unwrap_err();
+    let err = call(&auth, &mock.mcp_url(), "tools/list")
+        .await
+        .unwrap_err();
     assert!(matches!(err, AuthError::ResourceMismatch { .. }), "{err}");
     assert!(
-        !mock.gets().iter().any(|g| g.contains("oauth-authorization-server")),
+        !mock
+            .gets()
+            .iter()
+            .any(|g| g.contains("oauth-authorization-server")),
         "the authorization server was contacted"
     );
 }
@@ -149,7 +175,10 @@ async fn the_published_resource_is_sent_verbatim() {
     .await;
     mock.configure(|c| c.prm_resource = Some(mock.base.clone()));
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     assert_eq!(mock.hits_to("/authorize")[0].query["resource"], mock.base);
     assert_eq!(mock.hits_to("/token")[0].form["resource"], mock.base);
 }

@@ -22,14 +22,21 @@ fn verify(proof: &str) -> Value {
     let jwk = &header["jwk"];
     assert_eq!(jwk["kty"], "EC");
     assert_eq!(jwk["crv"], "P-256");
-    assert!(jwk.get("d").is_none(), "the private key leaked into the proof");
-    let key =
-        jsonwebtoken::DecodingKey::from_ec_components(jwk["x"].as_str().unwrap(), jwk["y"].as_str().unwrap())
-            .unwrap();
+    assert!(
+        jwk.get("d").is_none(),
+        "the private key leaked into the proof"
+    );
+    let key = jsonwebtoken::DecodingKey::from_ec_components(
+        jwk["x"].as_str().unwrap(),
+        jwk["y"].as_str().unwrap(),
+    )
+    .unwrap();
     let mut v = jsonwebtoken::Validation::new(jsonwebtoken::Algorithm::ES256);
     v.required_spec_claims.clear();
     v.validate_exp = false;
-    jsonwebtoken::decode::<Value>(proof, &key, &v).expect("the proof verifies").claims
+    jsonwebtoken::decode::<Value>(proof, &key, &v)
+        .expect("the proof verifies")
+        .claims
 }
 
 fn now() -> i64 {
@@ -73,11 +80,18 @@ async fn bound_tokens_with_both_nonces() {
         .build()
         .unwrap();
     for _ in 0..3 {
-        assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+        assert_eq!(
+            call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+            200
+        );
     }
     let token_endpoint = format!("{}/token", mock.base);
     let tokens = mock.hits_to("/token");
-    assert_eq!(tokens.len(), 2, "one use_dpop_nonce retry at the token endpoint");
+    assert_eq!(
+        tokens.len(),
+        2,
+        "one use_dpop_nonce retry at the token endpoint"
+    );
     let first = verify(tokens[0].headers["dpop"].to_str().unwrap());
     let second = verify(tokens[1].headers["dpop"].to_str().unwrap());
     assert!(first.get("nonce").is_none());
@@ -98,8 +112,14 @@ async fn bound_tokens_with_both_nonces() {
         let token = auth.strip_prefix("DPoP ").expect("the DPoP scheme");
         let claims = verify(hit.headers["dpop"].to_str().unwrap());
         assert_eq!(claims["htu"], mock.mcp_url().as_str());
-        assert_eq!(claims["ath"], URL_SAFE_NO_PAD.encode(Sha256::digest(token.as_bytes())));
-        assert!(jtis.insert(claims["jti"].as_str().unwrap().to_owned()), "a jti was reused");
+        assert_eq!(
+            claims["ath"],
+            URL_SAFE_NO_PAD.encode(Sha256::digest(token.as_bytes()))
+        );
+        assert!(
+            jtis.insert(claims["jti"].as_str().unwrap().to_owned()),
+            "a jti was reused"
+        );
         assert!(jwt_claims(token).is_null(), "the mock's tokens are opaque");
     }
     // The first authorized request learns the nonce; three answered after it.
@@ -121,7 +141,12 @@ async fn off_means_bearer() {
     assert_eq!(call(&auth, &mock.mcp_url(), "x").await.unwrap(), 200);
     assert!(mock.hits_to("/token")[0].headers.get("dpop").is_none());
     let last = mock.hits_to("/mcp").pop().unwrap();
-    assert!(last.headers["authorization"].to_str().unwrap().starts_with("Bearer "));
+    assert!(
+        last.headers["authorization"]
+            .to_str()
+            .unwrap()
+            .starts_with("Bearer ")
+    );
 
     let plain = Mock::start(Config::default()).await;
     let auth = OAuthAuthorizer::builder()

@@ -28,7 +28,10 @@ async fn authorization_code_with_pkce_state_and_resource() {
     .await;
     let auth = authorizer();
     // The mock checks the verifier against the S256 challenge.
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     let authz = &mock.hits_to("/authorize")[0];
     assert_eq!(authz.query["code_challenge_method"], "S256");
     assert_eq!(authz.query["code_challenge"].len(), 43);
@@ -45,7 +48,10 @@ async fn authorization_code_with_pkce_state_and_resource() {
     let reg = &mock.hits_to("/register")[0];
     assert!(reg.form.is_empty());
     // Later requests reuse the token: no second authorization.
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
     assert_eq!(mock.hits_to("/authorize").len(), 1);
 }
 
@@ -81,7 +87,11 @@ async fn iss_checks_before_the_code_is_redeemed() {
         .await;
         let result = call(&authorizer(), &mock.mcp_url(), "tools/list").await;
         assert_eq!(result.is_ok(), ok, "{supported:?} {iss:?}: {result:?}");
-        assert_eq!(!mock.hits_to("/token").is_empty(), ok, "{supported:?} {iss:?}");
+        assert_eq!(
+            !mock.hits_to("/token").is_empty(),
+            ok,
+            "{supported:?} {iss:?}"
+        );
     }
     // A trailing-slash variant of the issuer is a different issuer.
     let mock = Mock::start(Config::default()).await;
@@ -127,7 +137,10 @@ async fn offline_access_only_when_the_server_lists_it() {
     })
     .await;
     call(&authorizer(), &mock.mcp_url(), "x").await.unwrap();
-    assert_eq!(mock.hits_to("/authorize")[0].query["scope"], "mcp offline_access");
+    assert_eq!(
+        mock.hits_to("/authorize")[0].query["scope"],
+        "mcp offline_access"
+    );
 
     let mock = Mock::start(Config {
         prm_scopes: Some(vec!["mcp".into()]),
@@ -148,12 +161,21 @@ async fn step_up_with_the_union_of_scopes() {
     })
     .await;
     let auth = authorizer();
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(), 200);
-    assert_eq!(call(&auth, &mock.mcp_url(), "tools/call").await.unwrap(), 200);
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
+        200
+    );
+    assert_eq!(
+        call(&auth, &mock.mcp_url(), "tools/call").await.unwrap(),
+        200
+    );
     let authz = mock.hits_to("/authorize");
     assert_eq!(authz.len(), 2);
     let second: Vec<&str> = authz[1].query["scope"].split(' ').collect();
-    assert!(second.contains(&"read") && second.contains(&"write"), "{second:?}");
+    assert!(
+        second.contains(&"read") && second.contains(&"write"),
+        "{second:?}"
+    );
 }
 
 #[tokio::test]
@@ -165,7 +187,9 @@ async fn step_up_is_bounded() {
     })
     .await;
     let auth = authorizer();
-    let err = call(&auth, &mock.mcp_url(), "tools/list").await.unwrap_err();
+    let err = call(&auth, &mock.mcp_url(), "tools/list")
+        .await
+        .unwrap_err();
     assert!(matches!(err, AuthError::InsufficientScope { .. }), "{err}");
     // The first authorization and two step-ups; later requests add none.
     assert_eq!(mock.hits_to("/authorize").len(), 3);
@@ -182,7 +206,10 @@ async fn repeated_401s_are_bounded() {
     .await;
     let auth = authorizer();
     let result = call(&auth, &mock.mcp_url(), "x").await;
-    assert!(matches!(result, Err(AuthError::RetryLimit { .. })), "{result:?}");
+    assert!(
+        matches!(result, Err(AuthError::RetryLimit { .. })),
+        "{result:?}"
+    );
     assert!(mock.hits_to("/authorize").len() <= 3);
 }
 
@@ -197,9 +224,19 @@ async fn a_new_authorization_server_gets_a_new_registration() {
     rs.configure(|c| c.authorization_server = Some(as2.issuer()));
     rs.revoke_all();
     assert_eq!(call(&auth, &rs.mcp_url(), "x").await.unwrap(), 200);
-    let at_as2: Vec<_> = as2.hits().into_iter().filter(|h| h.base == as2.base).collect();
-    assert!(at_as2.iter().any(|h| h.path == "/register"), "no registration at the new server");
-    let token = at_as2.iter().find(|h| h.path == "/token").expect("a token request");
+    let at_as2: Vec<_> = as2
+        .hits()
+        .into_iter()
+        .filter(|h| h.base == as2.base)
+        .collect();
+    assert!(
+        at_as2.iter().any(|h| h.path == "/register"),
+        "no registration at the new server"
+    );
+    let token = at_as2
+        .iter()
+        .find(|h| h.path == "/token")
+        .expect("a token request");
     assert_eq!(token.form["client_id"], "dyn-client");
     let authz = at_as2.iter().find(|h| h.path == "/authorize").unwrap();
     assert!(authz.query["redirect_uri"].starts_with("http://127.0.0.1"));
@@ -273,7 +310,10 @@ async fn client_credentials_with_private_key_jwt() {
         .chunks(64)
         .map(|c| String::from_utf8(c.to_vec()).unwrap())
         .collect();
-    let pem = format!("-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n", body.join("\n"));
+    let pem = format!(
+        "-----BEGIN PRIVATE KEY-----\n{}\n-----END PRIVATE KEY-----\n",
+        body.join("\n")
+    );
     let mock = Mock::start(Config {
         auth_methods: vec!["private_key_jwt".into()],
         ..Config::default()
@@ -316,15 +356,23 @@ async fn jwt_bearer_failures_are_reported_once() {
     })
     .await;
     let auth = OAuthAuthorizer::builder()
-        .grant(Grant::JwtBearer(Arc::new(Secret::new("platform.jwt.token"))))
+        .grant(Grant::JwtBearer(Arc::new(Secret::new(
+            "platform.jwt.token",
+        ))))
         .static_client(StaticClient::new("workload"))
         .build()
         .unwrap();
     let err = call(&auth, &mock.mcp_url(), "x").await.unwrap_err();
-    assert!(matches!(err, AuthError::OAuth { ref error, .. } if error == "invalid_grant"), "{err}");
+    assert!(
+        matches!(err, AuthError::OAuth { ref error, .. } if error == "invalid_grant"),
+        "{err}"
+    );
     let tokens = mock.hits_to("/token");
     assert_eq!(tokens.len(), 1, "retried");
-    assert_eq!(tokens[0].form["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    assert_eq!(
+        tokens[0].form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
     assert_eq!(tokens[0].form["assertion"], "platform.jwt.token");
     assert_eq!(tokens[0].form["client_id"], "workload");
     assert!(mock.hits_to("/authorize").is_empty() && mock.hits_to("/register").is_empty());
@@ -353,11 +401,17 @@ async fn enterprise_token_exchange_then_jwt_bearer() {
     assert_eq!(call(&auth, &mock.mcp_url(), "x").await.unwrap(), 200);
     let t = mock.hits_to("/token");
     assert_eq!(t.len(), 2);
-    assert_eq!(t[0].form["grant_type"], "urn:ietf:params:oauth:grant-type:token-exchange");
+    assert_eq!(
+        t[0].form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:token-exchange"
+    );
     assert_eq!(t[0].form["audience"], mock.issuer());
     assert_eq!(t[0].form["resource"], mock.mcp_url().as_str());
     assert_eq!(t[0].form["client_id"], "idp-client");
-    assert_eq!(t[1].form["grant_type"], "urn:ietf:params:oauth:grant-type:jwt-bearer");
+    assert_eq!(
+        t[1].form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
     assert_eq!(t[1].form["assertion"], "the-id-jag");
     assert_eq!(basic_of(&t[1]).unwrap(), "mcp-client:mcp-secret");
 }
@@ -402,6 +456,9 @@ async fn metadata_document_client_ids() {
         .build()
         .unwrap();
     call(&auth, &mock.mcp_url(), "x").await.unwrap();
-    assert_eq!(mock.hits_to("/authorize")[0].query["client_id"], "https://app.example.com/client.json");
+    assert_eq!(
+        mock.hits_to("/authorize")[0].query["client_id"],
+        "https://app.example.com/client.json"
+    );
     assert!(mock.hits_to("/register").is_empty());
 }

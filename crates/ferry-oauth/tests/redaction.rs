@@ -12,7 +12,12 @@ use ferry_oauth::{
     RegistrationKind, Secret, StaticClient, TokenType, Tokens,
 };
 
-const SECRETS: [&str; 4] = ["access-SECRET", "refresh-SECRET", "client-SECRET", "key-SECRET"];
+const SECRETS: [&str; 4] = [
+    "access-SECRET",
+    "refresh-SECRET",
+    "client-SECRET",
+    "key-SECRET",
+];
 
 fn assert_clean(text: &str) {
     for s in SECRETS {
@@ -74,10 +79,16 @@ fn client_keys_do_not_print_their_pem() {
     );
     let ck = ClientKey::from_pem(&pem, "ES256").unwrap();
     let text = format!("{ck:?}");
-    assert!(!text.contains(&key.to_pkcs8_base64().expose()[10..30]), "{text}");
+    assert!(
+        !text.contains(&key.to_pkcs8_base64().expose()[10..30]),
+        "{text}"
+    );
     // A bad key is an error that does not echo the input.
-    let err = ClientKey::from_pem("-----BEGIN PRIVATE KEY-----\nkey-SECRET\n-----END PRIVATE KEY-----", "ES256")
-        .unwrap_err();
+    let err = ClientKey::from_pem(
+        "-----BEGIN PRIVATE KEY-----\nkey-SECRET\n-----END PRIVATE KEY-----",
+        "ES256",
+    )
+    .unwrap_err();
     assert_clean(&format!("{err} {err:?}"));
 }
 
@@ -119,6 +130,9 @@ async fn a_whole_flow_logs_no_secret() {
     let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     assert!(!logs.is_empty(), "nothing was logged");
     for token in ["at-", "rt-", "dyn-secret", "code-"] {
-        assert!(!logs.contains(token), "{token} appears in the logs:\n{logs}");
+        assert!(
+            !logs.contains(token),
+            "{token} appears in the logs:\n{logs}"
+        );
     }
 }

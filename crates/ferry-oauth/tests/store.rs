@@ -78,7 +78,11 @@ fn files_are_private_one_per_issuer_and_written_atomically() {
         .unwrap()
         .map(|e| e.unwrap().path())
         .collect();
-    assert_eq!(files.len(), 6, "one file per issuer, no temporary files left: {files:?}");
+    assert_eq!(
+        files.len(),
+        6,
+        "one file per issuer, no temporary files left: {files:?}"
+    );
     for f in &files {
         assert_eq!(mode(f), 0o600, "{}", f.display());
         assert_eq!(f.extension().unwrap(), "json");
@@ -94,11 +98,21 @@ fn damaged_or_misplaced_records_are_errors() {
     let dir = tempfile::tempdir().unwrap();
     let store = FileTokenStore::new(dir.path()).unwrap();
     std::fs::write(store.path_for("https://as.one"), b"{ not json").unwrap();
-    assert!(matches!(store.load("https://as.one"), Err(AuthError::Store(_))));
+    assert!(matches!(
+        store.load("https://as.one"),
+        Err(AuthError::Store(_))
+    ));
     // A record copied under another issuer's name is refused.
     store.save(&record("https://as.two")).unwrap();
-    std::fs::copy(store.path_for("https://as.two"), store.path_for("https://as.one")).unwrap();
-    assert!(matches!(store.load("https://as.one"), Err(AuthError::Store(_))));
+    std::fs::copy(
+        store.path_for("https://as.two"),
+        store.path_for("https://as.one"),
+    )
+    .unwrap();
+    assert!(matches!(
+        store.load("https://as.one"),
+        Err(AuthError::Store(_))
+    ));
 }
 
 #[tokio::test]
@@ -112,7 +126,10 @@ async fn stored_credentials_are_used_by_the_next_authorizer() {
         .build()
         .unwrap();
     call(&first, &mock.mcp_url(), "x").await.unwrap();
-    let rec = store.load(&mock.issuer()).unwrap().expect("a record for the issuer");
+    let rec = store
+        .load(&mock.issuer())
+        .unwrap()
+        .expect("a record for the issuer");
     assert_eq!(rec.client.unwrap().client_id, "dyn-client");
     assert!(rec.tokens.contains_key(mock.mcp_url().as_str()));
 
@@ -153,5 +170,9 @@ async fn a_failing_store_fails_closed() {
     let err = call(&auth, &mock.mcp_url(), "x").await.unwrap_err();
     assert!(matches!(err, AuthError::Store(_)), "{err}");
     // No request was ever sent with a token.
-    assert!(mock.hits_to("/mcp").iter().all(|h| h.headers.get("authorization").is_none()));
+    assert!(
+        mock.hits_to("/mcp")
+            .iter()
+            .all(|h| h.headers.get("authorization").is_none())
+    );
 }

@@ -188,7 +188,11 @@ impl Mock {
     }
 
     pub fn issuer(&self) -> String {
-        format!("{}{}", self.base, self.shared.config.lock().unwrap().issuer_path)
+        format!(
+            "{}{}",
+            self.base,
+            self.shared.config.lock().unwrap().issuer_path
+        )
     }
 
     pub fn configure(&self, f: impl FnOnce(&mut Config)) {
@@ -219,7 +223,12 @@ impl Mock {
 }
 
 fn json_response(status: StatusCode, body: Value) -> Response {
-    (status, [("content-type", "application/json")], body.to_string()).into_response()
+    (
+        status,
+        [("content-type", "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 fn parse_form(body: &[u8]) -> HashMap<String, String> {
@@ -228,19 +237,29 @@ fn parse_form(body: &[u8]) -> HashMap<String, String> {
 
 async fn handle(State(s): State<Shared>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let body: Bytes = axum::body::to_bytes(body, 1 << 20).await.unwrap_or_default();
+    let body: Bytes = axum::body::to_bytes(body, 1 << 20)
+        .await
+        .unwrap_or_default();
     let uri: Uri = parts.uri.clone();
     let path = uri.path().to_owned();
     let query: HashMap<String, String> = uri
         .query()
-        .map(|q| url::form_urlencoded::parse(q.as_bytes()).into_owned().collect())
+        .map(|q| {
+            url::form_urlencoded::parse(q.as_bytes())
+                .into_owned()
+                .collect()
+        })
         .unwrap_or_default();
     let is_form = parts
         .headers
         .get("content-type")
         .and_then(|v| v.to_str().ok())
         .is_some_and(|c| c.starts_with("application/x-www-form-urlencoded"));
-    let form = if is_form { parse_form(&body) } else { HashMap::new() };
+    let form = if is_form {
+        parse_form(&body)
+    } else {
+        HashMap::new()
+    };
     let base = s.base.lock().unwrap().clone();
     let hit = Hit {
         base: base.clone(),
@@ -322,7 +341,10 @@ async fn handle(State(s): State<Shared>, req: Request) -> Response {
     }
     if parts.method == Method::POST && path == format!("{prefix}/register") {
         let req: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-        let method = req["token_endpoint_auth_method"].as_str().unwrap_or("none").to_owned();
+        let method = req["token_endpoint_auth_method"]
+            .as_str()
+            .unwrap_or("none")
+            .to_owned();
         let mut resp = json!({
             "client_id": "dyn-client",
             "token_endpoint_auth_method": method,
@@ -345,7 +367,13 @@ fn oauth_error(error: &str) -> Response {
     json_response(StatusCode::BAD_REQUEST, json!({ "error": error }))
 }
 
-fn token(s: &Shared, cfg: &Config, _issuer: &str, headers: &HeaderMap, form: &HashMap<String, String>) -> Response {
+fn token(
+    s: &Shared,
+    cfg: &Config,
+    _issuer: &str,
+    headers: &HeaderMap,
+    form: &HashMap<String, String>,
+) -> Response {
     if let Some(e) = &cfg.token_error {
         return oauth_error(e);
     }
@@ -391,7 +419,9 @@ fn token(s: &Shared, cfg: &Config, _issuer: &str, headers: &HeaderMap, form: &Ha
                 == Some("urn:ietf:params:oauth:token-type:id_token")
                 && form.get("requested_token_type").map(String::as_str)
                     == Some("urn:ietf:params:oauth:token-type:id-jag")
-                && form.get("subject_token").is_some_and(|t| t == "the-id-token")
+                && form
+                    .get("subject_token")
+                    .is_some_and(|t| t == "the-id-token")
                 && form.get("audience").is_some()
                 && form.get("resource").is_some();
             if !ok {
@@ -435,8 +465,18 @@ fn token(s: &Shared, cfg: &Config, _issuer: &str, headers: &HeaderMap, form: &Ha
     json_response(StatusCode::OK, resp)
 }
 
-fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &HeaderMap, body: &[u8]) -> Response {
-    let prm_url = format!("{base}{}", cfg.prm_paths.first().cloned().unwrap_or_default());
+fn resource(
+    s: &Shared,
+    cfg: &Config,
+    base: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &[u8],
+) -> Response {
+    let prm_url = format!(
+        "{base}{}",
+        cfg.prm_paths.first().cloned().unwrap_or_default()
+    );
     let mut challenge = "Bearer".to_owned();
     let mut params = Vec::new();
     if cfg.prm_in_header {
@@ -450,7 +490,8 @@ fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &Hea
     }
     let unauthorized = |challenge: String| {
         let mut r = json_response(StatusCode::UNAUTHORIZED, json!({"error": "invalid_token"}));
-        r.headers_mut().insert("www-authenticate", challenge.parse().unwrap());
+        r.headers_mut()
+            .insert("www-authenticate", challenge.parse().unwrap());
         r
     };
     let Some(auth) = headers.get("authorization").and_then(|v| v.to_str().ok()) else {
@@ -466,13 +507,16 @@ fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &Hea
             return unauthorized(challenge);
         };
         let claims = jwt_claims(proof);
-        if claims["htm"] != json!(method.as_str()) || claims["htu"] != json!(format!("{base}/mcp")) {
+        if claims["htm"] != json!(method.as_str()) || claims["htu"] != json!(format!("{base}/mcp"))
+        {
             return unauthorized(challenge);
         }
         if let Some(n) = &cfg.rs_nonce
             && claims["nonce"].as_str() != Some(n)
         {
-            let mut r = unauthorized(format!("DPoP error=\"use_dpop_nonce\", resource_metadata=\"{prm_url}\""));
+            let mut r = unauthorized(format!(
+                "DPoP error=\"use_dpop_nonce\", resource_metadata=\"{prm_url}\""
+            ));
             r.headers_mut().insert("dpop-nonce", n.parse().unwrap());
             return r;
         }
@@ -487,7 +531,10 @@ fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &Hea
                 .is_some_and(|need| !scopes.iter().any(|s| s == need)))
     {
         let scope = cfg.call_scope.clone().unwrap_or_else(|| "admin".into());
-        let mut r = json_response(StatusCode::FORBIDDEN, json!({"error": "insufficient_scope"}));
+        let mut r = json_response(
+            StatusCode::FORBIDDEN,
+            json!({"error": "insufficient_scope"}),
+        );
         r.headers_mut().insert(
             "www-authenticate",
             format!("Bearer error=\"insufficient_scope\", scope=\"{scope}\", resource_metadata=\"{prm_url}\"")
@@ -496,7 +543,10 @@ fn resource(s: &Shared, cfg: &Config, base: &str, method: &Method, headers: &Hea
         );
         return r;
     }
-    json_response(StatusCode::OK, json!({"jsonrpc": "2.0", "id": rpc["id"], "result": {}}))
+    json_response(
+        StatusCode::OK,
+        json!({"jsonrpc": "2.0", "id": rpc["id"], "result": {}}),
+    )
 }
 
 /// The claims of a JWT, unverified.
@@ -552,7 +602,12 @@ impl RedirectHandler for Headless {
 pub async fn call(auth: &dyn Authorizer, url: &Url, rpc_method: &str) -> Result<u16, AuthError> {
     let http = reqwest::Client::new();
     for _ in 0..8 {
-        let creds = auth.credentials(Outgoing { method: "POST", url }).await?;
+        let creds = auth
+            .credentials(Outgoing {
+                method: "POST",
+                url,
+            })
+            .await?;
         let mut req = http
             .post(url.clone())
             .header("content-type", "application/json")
