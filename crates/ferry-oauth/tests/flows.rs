@@ -45,8 +45,18 @@ async fn authorization_code_with_pkce_state_and_resource() {
     assert_eq!(token.form["redirect_uri"], authz.query["redirect_uri"]);
     assert!(token.form.contains_key("code_verifier"));
     // Registration: native, with refresh_token among the grant types.
-    let reg = &mock.hits_to("/register")[0];
-    assert!(reg.form.is_empty());
+    let reg = &mock.hits_to("/register")[0].json;
+    assert_eq!(reg["application_type"], "native");
+    assert_eq!(
+        reg["redirect_uris"],
+        serde_json::json!([authz.query["redirect_uri"]])
+    );
+    assert_eq!(
+        reg["grant_types"],
+        serde_json::json!(["authorization_code", "refresh_token"])
+    );
+    assert_eq!(reg["token_endpoint_auth_method"], "none");
+    assert_eq!(reg["response_types"], serde_json::json!(["code"]));
     // Later requests reuse the token: no second authorization.
     assert_eq!(
         call(&auth, &mock.mcp_url(), "tools/list").await.unwrap(),
@@ -302,7 +312,6 @@ async fn client_credentials_with_each_authentication_method() {
 
 #[tokio::test]
 async fn client_credentials_with_private_key_jwt() {
-    use base64::Engine;
     let key = DpopKey::generate().unwrap();
     let der = key.to_pkcs8_base64().expose().to_owned();
     let body: Vec<String> = der
@@ -344,7 +353,6 @@ async fn client_credentials_with_private_key_jwt() {
     assert_eq!(data.claims["iss"], "svc");
     assert_eq!(data.claims["sub"], "svc");
     assert!(data.claims["jti"].as_str().is_some_and(|j| !j.is_empty()));
-    let _ = base64::engine::general_purpose::STANDARD;
 }
 
 #[tokio::test]

@@ -22,7 +22,8 @@ use crate::jwt::Nonces;
 /// times; it refreshes expired tokens and adds DPoP proofs.
 ///
 /// ```no_run
-/// /// use ferry_oauth::{FileTokenStore, Grant, OAuthAuthorizer, StaticClient};
+/// use std::sync::Arc;
+/// use ferry_oauth::{FileTokenStore, Grant, OAuthAuthorizer, StaticClient};
 ///
 /// # fn run() -> Result<(), ferry_oauth::AuthError> {
 /// let oauth = OAuthAuthorizer::builder()

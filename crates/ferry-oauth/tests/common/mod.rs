@@ -29,6 +29,8 @@ pub struct Hit {
     pub path: String,
     pub query: HashMap<String, String>,
     pub form: HashMap<String, String>,
+    /// The body, when it is JSON.
+    pub json: Value,
     pub headers: HeaderMap,
 }
 
@@ -267,6 +269,7 @@ async fn handle(State(s): State<Shared>, req: Request) -> Response {
         path: path.clone(),
         query: query.clone(),
         form: form.clone(),
+        json: serde_json::from_slice(&body).unwrap_or(Value::Null),
         headers: parts.headers.clone(),
     };
     s.inner.lock().unwrap().hits.push(hit);
@@ -274,7 +277,7 @@ async fn handle(State(s): State<Shared>, req: Request) -> Response {
     let issuer = format!("{base}{}", cfg.issuer_path);
     let prefix = cfg.issuer_path.clone();
 
-    if parts.method == Method::GET && cfg.prm_paths.iter().any(|p| *p == path) {
+    if parts.method == Method::GET && cfg.prm_paths.contains(&path) {
         let mut prm = json!({
             "resource": cfg.prm_resource.clone().unwrap_or_else(|| format!("{base}/mcp")),
             "authorization_servers": [cfg.authorization_server.clone().unwrap_or(issuer.clone())],
