@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64};
 use std::time::Duration;
 
+use ferry_oauth::Authorizer;
 use ferry_protocol::common::Implementation;
 use parking_lot::{Mutex, RwLock};
 use tokio::process::Command;
@@ -35,6 +36,7 @@ enum Target {
 pub struct ClientBuilder {
     target: Option<Target>,
     bearer: Option<String>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     timeout: Duration,
     probe_timeout: Duration,
     handler: Option<Arc<dyn InputHandler>>,
@@ -60,6 +62,7 @@ impl fmt::Debug for ClientBuilder {
         f.debug_struct("ClientBuilder")
             .field("target", &target)
             .field("bearer_token", &self.bearer.as_ref().map(|_| "<redacted>"))
+            .field("authorizer", &self.authorizer.is_some())
             .field("timeout", &self.timeout)
             .field("era_mode", &self.era_mode)
             .field("client_info", &self.client_info)
@@ -80,6 +83,7 @@ impl ClientBuilder {
         ClientBuilder {
             target: None,
             bearer: None,
+            authorizer: None,
             timeout: Duration::from_secs(60),
             probe_timeout: Duration::from_secs(10),
             handler: None,
@@ -114,6 +118,25 @@ impl ClientBuilder {
     /// logged.
     pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
         self.bearer = Some(token.into());
+        self
+    }
+
+    /// Authorizes HTTP requests with `authorizer`, e.g. a
+    /// [`ferry_oauth::OAuthAuthorizer`]: it supplies the `Authorization` (and `DPoP`)
+    /// headers of every request, and on a 401 or 403 it may authorize (again) before the
+    /// request is sent once more. Replaces [`bearer_token`](ClientBuilder::bearer_token).
+    ///
+    /// The time an authorization takes counts against the timeout of the request that
+    /// triggered it; to sign a user in interactively, run
+    /// [`OAuthAuthorizer::authorize`](ferry_oauth::OAuthAuthorizer::authorize) first.
+    pub fn authorizer(mut self, authorizer: impl Authorizer) -> Self {
+        self.authorizer = Some(Arc::new(authorizer));
+        self
+    }
+
+    /// [`authorizer`](ClientBuilder::authorizer) for an authorizer already shared.
+    pub fn shared_authorizer(mut self, authorizer: Arc<dyn Authorizer>) -> Self {
+        self.authorizer = Some(authorizer);
         self
     }
 
@@ -244,7 +267,12 @@ impl ClientBuilder {
                 let t = HttpTransport::new(
                     client,
                     url,
-                    self.bearer.as_deref(),
+                    if self.authorizer.is_some() {
+                        None
+                    } else {
+                        self.bearer.as_deref()
+                    },
+                    self.authorizer,
                     self.max_message_bytes,
                     bg_tx,
                 )?;

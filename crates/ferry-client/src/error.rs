@@ -106,6 +106,10 @@ pub enum Error {
         /// The `WWW-Authenticate` challenge, if the server sent one.
         www_authenticate: Option<String>,
     },
+    /// Authorization failed: discovery, registration, the grant, or the server kept
+    /// refusing the new credentials.
+    #[error("authorization failed: {0}")]
+    Authorization(#[source] ferry_oauth::AuthError),
     /// The server broke the protocol, e.g. with an unknown `resultType`; its answer is
     /// treated as invalid.
     #[error("protocol violation: {0}")]

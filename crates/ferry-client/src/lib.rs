@@ -98,6 +98,9 @@ pub use transport::stdio::StdioOptions;
 /// Re-exported so users name the same protocol types as the client.
 pub use ferry_protocol;
 
+/// Re-exported so users name the same authorization types as the client.
+pub use ferry_oauth;
+
 /// Compiles the README's examples as doctests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]

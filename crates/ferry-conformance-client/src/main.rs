@@ -20,6 +20,8 @@ use ferry_client::ferry_protocol::elicitation::{
 use ferry_client::{Client, FnHandler, FormRequest};
 use serde_json::{Value, json};
 
+mod auth;
+
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 #[tokio::main]
@@ -48,10 +50,15 @@ async fn main() -> ExitCode {
 }
 
 async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
+    let mut builder = Client::builder();
     if scenario.starts_with("auth/") {
-        return Err("authorization (OAuth) is not implemented by ferry-client yet".into());
+        let context = match std::env::var("MCP_CONFORMANCE_CONTEXT") {
+            Ok(c) => serde_json::from_str(&c)?,
+            Err(_) => json!({}),
+        };
+        builder = builder.authorizer(auth::authorizer(scenario, &context)?);
     }
-    let client = Client::builder()
+    let client = builder
         .http(url)
         .client_info("ferry-conformance-client", env!("CARGO_PKG_VERSION"))
         .timeout(Duration::from_secs(10))
@@ -113,6 +120,13 @@ async fn run(scenario: &str, url: &str) -> Result<(), BoxError> {
                 client
                     .call_tool("json_schema_echo", json!({"schema": schema}))
                     .await?;
+            }
+        }
+        s if s.starts_with("auth/") => {
+            // Authorized requests: the listing above, and a call of each tool (some
+            // scenarios ask for more scopes on tools/call).
+            for tool in &tools {
+                client.call_tool(&tool.name, json!({})).await?;
             }
         }
         // initialize, request-metadata, json-schema-ref-no-deref, and anything new:

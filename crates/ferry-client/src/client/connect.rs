@@ -31,7 +31,11 @@ impl Inner {
                 }
                 Some(KnownEra::Legacy) => match self.initialize().await {
                     Ok(()) => return Ok(()),
-                    Err(e @ (Error::Unauthorized { .. } | Error::Transport { .. })) => {
+                    Err(
+                        e @ (Error::Unauthorized { .. }
+                        | Error::Authorization(_)
+                        | Error::Transport { .. }),
+                    ) => {
                         return Err(e);
                     }
                     Err(e) => {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use ferry_oauth::Authorizer;
 use ferry_protocol::headers as h;
 use parking_lot::{Mutex, RwLock};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
@@ -16,7 +17,7 @@ use reqwest::{Response, StatusCode, Url};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Msg, Outgoing, parse_message};
+use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Msg, Outgoing, auth, parse_message};
 use crate::error::{Error, Result, RpcError};
 use crate::sse::{SseEvent, SseParser};
 
@@ -50,6 +51,7 @@ struct Shared {
     client: reqwest::Client,
     url: Url,
     bearer: Option<HeaderValue>,
+    authorizer: Option<Arc<dyn Authorizer>>,
     max_message: usize,
     session: RwLock<Option<String>>,
     legacy_version: RwLock<Option<String>>,
@@ -63,6 +65,7 @@ impl HttpTransport {
         client: reqwest::Client,
         url: Url,
         bearer: Option<&str>,
+        authorizer: Option<Arc<dyn Authorizer>>,
         max_message: usize,
         background: mpsc::Sender<Background>,
     ) -> Result<Self> {
@@ -81,6 +84,7 @@ impl HttpTransport {
                 client,
                 url,
                 bearer,
+                authorizer,
                 max_message,
                 session: RwLock::new(None),
                 legacy_version: RwLock::new(None),
@@ -142,10 +146,8 @@ impl HttpTransport {
     ) -> Result<()> {
         let resp = self
             .shared
-            .post(body, &headers)?
-            .send()
-            .await
-            .map_err(|e| Error::transport_from("POST failed", e))?;
+            .send_post(&body, &headers, "POST failed")
+            .await?;
         let status = resp.status();
         if status.is_success() {
             return Ok(());
@@ -180,19 +182,25 @@ impl HttpTransport {
         }
         let session = self.shared.session.read().clone();
         if let Some(session) = session {
-            let mut req = self
-                .shared
-                .client
-                .delete(self.shared.url.clone())
-                .header(h::SESSION_ID, session)
-                .timeout(Duration::from_secs(2));
-            if let Some(v) = self.shared.legacy_version.read().clone() {
-                req = req.header(h::PROTOCOL_VERSION, v);
-            }
-            if let Some(b) = &self.shared.bearer {
-                req = req.header(AUTHORIZATION, b.clone());
-            }
-            if let Err(e) = req.send().await {
+            let shared = &self.shared;
+            let build = || {
+                let mut req = shared
+                    .client
+                    .delete(shared.url.clone())
+                    .header(h::SESSION_ID, session.as_str())
+                    .timeout(Duration::from_secs(2));
+                if let Some(v) = shared.legacy_version.read().clone() {
+                    req = req.header(h::PROTOCOL_VERSION, v);
+                }
+                if let Some(b) = &shared.bearer {
+                    req = req.header(AUTHORIZATION, b.clone());
+                }
+                Ok(req)
+            };
+            let authorizer = shared.authorizer.as_deref();
+            if let Err(e) =
+                auth::send(authorizer, "DELETE", &shared.url, build, "DELETE failed").await
+            {
                 tracing::debug!(error = %e, "DELETE of the legacy session failed");
             }
         }
@@ -218,6 +226,24 @@ impl Shared {
         Ok(req.body(body))
     }
 
+    /// POSTs `body`, with the authorizer's credentials when there is one.
+    async fn send_post(
+        &self,
+        body: &[u8],
+        headers: &[(String, String)],
+        failure: &str,
+    ) -> Result<Response> {
+        let build = || self.post(body.to_vec(), headers);
+        auth::send(
+            self.authorizer.as_deref(),
+            "POST",
+            &self.url,
+            build,
+            failure,
+        )
+        .await
+    }
+
     fn session_headers(&self, mut req: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if let Some(b) = &self.bearer {
             req = req.header(AUTHORIZATION, b.clone());
@@ -230,21 +256,27 @@ impl Shared {
 
     /// A legacy GET for the session's stream, resuming after `last_event_id`.
     async fn get(&self, last_event_id: Option<&str>) -> Result<Response> {
-        let mut req = self
-            .client
-            .get(self.url.clone())
-            .header(ACCEPT, "text/event-stream");
-        if let Some(v) = self.legacy_version.read().as_deref() {
-            req = req.header(h::PROTOCOL_VERSION, v);
-        }
-        if let Some(id) = last_event_id {
-            req = req.header(h::LAST_EVENT_ID, id);
-        }
-        let resp = self
-            .session_headers(req)
-            .send()
-            .await
-            .map_err(|e| Error::transport_from("GET failed", e))?;
+        let build = || {
+            let mut req = self
+                .client
+                .get(self.url.clone())
+                .header(ACCEPT, "text/event-stream");
+            if let Some(v) = self.legacy_version.read().as_deref() {
+                req = req.header(h::PROTOCOL_VERSION, v);
+            }
+            if let Some(id) = last_event_id {
+                req = req.header(h::LAST_EVENT_ID, id);
+            }
+            Ok(self.session_headers(req))
+        };
+        let resp = auth::send(
+            self.authorizer.as_deref(),
+            "GET",
+            &self.url,
+            build,
+            "GET failed",
+        )
+        .await?;
         let status = resp.status();
         if status.is_success() && is_event_stream(&resp) {
             return Ok(resp);
@@ -287,10 +319,9 @@ fn cancel_legacy(shared: Arc<Shared>, id: ferry_protocol::RequestId) {
         if let Some(v) = shared.legacy_version.read().clone() {
             headers.push((h::PROTOCOL_VERSION.to_owned(), v));
         }
-        let Ok(req) = shared.post(body.to_string().into_bytes(), &headers) else {
-            return;
-        };
-        let _ = req.send().await;
+        let _ = shared
+            .send_post(body.to_string().as_bytes(), &headers, "POST failed")
+            .await;
     });
 }
 
@@ -308,13 +339,12 @@ async fn post_and_read(
     out: &Outgoing,
     tx: &mpsc::Sender<Incoming>,
 ) -> Option<Incoming> {
-    let req = match shared.post(out.body.clone(), &out.headers) {
+    let resp = match shared
+        .send_post(&out.body, &out.headers, "POST failed")
+        .await
+    {
         Ok(r) => r,
         Err(e) => return Some(Incoming::Failed(e)),
-    };
-    let resp = match req.send().await {
-        Ok(r) => r,
-        Err(e) => return Some(Incoming::Failed(Error::transport_from("POST failed", e))),
     };
     if out.method == ferry_protocol::legacy::INITIALIZE
         && let Some(sid) = resp

@@ -6,6 +6,7 @@
 //! legacy servers also get `notifications/cancelled`), on stdio
 //! `notifications/cancelled {requestId}` is sent.
 
+mod auth;
 pub(crate) mod http;
 mod lines;
 pub(crate) mod stdio;
