@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 use ferry_form::{Form, FormSchema};
 use ferry_protocol::capabilities::required;
 use ferry_protocol::elicitation::ElicitAction;
+use ferry_protocol::methods;
 use ferry_protocol::roots::{ListRootsResult, Root};
 #[allow(deprecated)]
 use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
@@ -195,7 +196,7 @@ impl AskSpec {
         }
         let raw = match self {
             AskSpec::Form { message, schema } => serde_json::value::to_raw_value(&Request {
-                method: "elicitation/create",
+                method: methods::ELICITATION_CREATE,
                 params: FormParams {
                     mode: legacy.is_none().then_some("form"),
                     message,
@@ -203,7 +204,7 @@ impl AskSpec {
                 },
             }),
             AskSpec::Url { message, url } => serde_json::value::to_raw_value(&Request {
-                method: "elicitation/create",
+                method: methods::ELICITATION_CREATE,
                 params: UrlParams {
                     mode: "url",
                     message,
@@ -212,11 +213,11 @@ impl AskSpec {
                 },
             }),
             AskSpec::Sampling(params) => serde_json::value::to_raw_value(&Request {
-                method: "sampling/createMessage",
+                method: methods::SAMPLING_CREATE_MESSAGE,
                 params,
             }),
             AskSpec::Roots => serde_json::value::to_raw_value(&Request {
-                method: "roots/list",
+                method: methods::ROOTS_LIST,
                 params: json!({}),
             }),
             AskSpec::Invalid(_) => serde_json::value::to_raw_value(&Value::Null),
