@@ -19,6 +19,8 @@ mod metadata;
 mod resource;
 mod scopes;
 mod static_tokens;
+#[cfg(feature = "test-issuer")]
+pub mod testing;
 mod token;
 mod validator;
 
