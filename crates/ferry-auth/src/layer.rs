@@ -279,10 +279,10 @@ impl Shared {
         let dpop_only = self.dpop.as_ref().is_some_and(|d| d.required);
         // Which challenges to send: the scheme the client used, or every scheme we take.
         let schemes: Vec<Scheme> = match scheme {
-            Some(s) if self.dpop.is_some() || s == Scheme::Bearer => vec![s],
             _ if dpop_only => vec![Scheme::Dpop],
-            _ if self.dpop.is_some() => vec![Scheme::Bearer, Scheme::Dpop],
-            _ => vec![Scheme::Bearer],
+            Some(s) => vec![s],
+            None if self.dpop.is_some() => vec![Scheme::Bearer, Scheme::Dpop],
+            None => vec![Scheme::Bearer],
         };
         let (status, code, message, error, scope, nonce) = match &refusal {
             Refusal::Malformed(why) => (
