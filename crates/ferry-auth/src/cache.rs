@@ -102,7 +102,10 @@ mod tests {
     fn bounded_and_expiring() {
         let cache = TokenCache::new(100, Duration::from_secs(300));
         for i in 0..1000 {
-            cache.insert(digest(&format!("t{i}")), entry(Instant::now() + Duration::from_secs(60)));
+            cache.insert(
+                digest(&format!("t{i}")),
+                entry(Instant::now() + Duration::from_secs(60)),
+            );
         }
         assert!(cache.len() <= 100, "{}", cache.len());
         let k = digest("fresh");

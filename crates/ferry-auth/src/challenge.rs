@@ -123,7 +123,10 @@ mod tests {
     #[test]
     fn quoting() {
         let c = Challenge::new("Bearer")
-            .param("resource_metadata", "https://x/.well-known/oauth-protected-resource")
+            .param(
+                "resource_metadata",
+                "https://x/.well-known/oauth-protected-resource",
+            )
             .param("scope", "a b")
             .param("error_description", "say \"hi\" \\ é");
         assert_eq!(

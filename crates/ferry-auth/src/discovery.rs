@@ -23,11 +23,15 @@ pub(crate) fn candidates(issuer: &Url) -> Vec<Url> {
         urls.push(format!("{origin}/.well-known/oauth-authorization-server"));
         urls.push(format!("{origin}/.well-known/openid-configuration"));
     } else {
-        urls.push(format!("{origin}/.well-known/oauth-authorization-server{path}"));
+        urls.push(format!(
+            "{origin}/.well-known/oauth-authorization-server{path}"
+        ));
         urls.push(format!("{origin}/.well-known/openid-configuration{path}"));
         urls.push(format!("{origin}{path}/.well-known/openid-configuration"));
     }
-    urls.into_iter().filter_map(|u| Url::parse(&u).ok()).collect()
+    urls.into_iter()
+        .filter_map(|u| Url::parse(&u).ok())
+        .collect()
 }
 
 /// Fetches the metadata of `issuer`: the first candidate document that answers and whose

@@ -76,7 +76,8 @@ impl Fetcher {
             .body(body);
         if let Some((id, secret)) = basic {
             // RFC 6749 §2.3.1: both parts form-urlencoded before Basic encoding.
-            let enc = |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
+            let enc =
+                |s: &str| url::form_urlencoded::byte_serialize(s.as_bytes()).collect::<String>();
             req = req.basic_auth(enc(id), Some(enc(secret)));
         }
         let res = req
@@ -119,7 +120,10 @@ async fn read_json(url: &Url, mut res: reqwest::Response) -> Result<Fetched, Fet
     let no_store = cache
         .split(',')
         .any(|d| matches!(d.trim(), "no-store" | "no-cache"));
-    if res.content_length().is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64) {
+    if res
+        .content_length()
+        .is_some_and(|n| n > MAX_DOCUMENT_BYTES as u64)
+    {
         return Err(FetchError(format!("{url}: document too large")));
     }
     let mut body = Vec::new();

@@ -244,18 +244,22 @@ impl Inner {
     async fn endpoint(&self) -> Result<&Url, TokenError> {
         match &self.endpoint {
             Endpoint::Fixed(u) => Ok(u),
-            Endpoint::Discover { issuer, found } => found
-                .get_or_try_init(|| async {
-                    discovery::discover(&self.fetcher, issuer)
-                        .await
-                        .and_then(|m| {
-                            m.introspection_endpoint.ok_or_else(|| {
-                                format!("the metadata of {issuer} names no introspection_endpoint")
+            Endpoint::Discover { issuer, found } => {
+                found
+                    .get_or_try_init(|| async {
+                        discovery::discover(&self.fetcher, issuer)
+                            .await
+                            .and_then(|m| {
+                                m.introspection_endpoint.ok_or_else(|| {
+                                    format!(
+                                        "the metadata of {issuer} names no introspection_endpoint"
+                                    )
+                                })
                             })
-                        })
-                        .map_err(TokenError::Unavailable)
-                })
-                .await,
+                            .map_err(TokenError::Unavailable)
+                    })
+                    .await
+            }
         }
     }
 
@@ -284,8 +288,9 @@ impl Inner {
             .post_form(url, &form, basic)
             .await
             .map_err(|e| TokenError::Unavailable(e.0))?;
-        let answer: Answer = serde_json::from_value(fetched.json)
-            .map_err(|_| TokenError::Unavailable(format!("{url}: not an introspection response")))?;
+        let answer: Answer = serde_json::from_value(fetched.json).map_err(|_| {
+            TokenError::Unavailable(format!("{url}: not an introspection response"))
+        })?;
         let v = self.judge(answer)?;
         if let Some(cache) = &self.cache {
             let mut ttl = self.ttl;
@@ -330,7 +335,13 @@ impl Inner {
             .filter(|s| !s.is_empty())
             .ok_or(InvalidToken::MissingClaim("sub"))?;
         let mut v = VerifiedToken::new(subject)
-            .with_scopes(a.scope.as_deref().unwrap_or("").split(' ').filter(|s| !s.is_empty()))
+            .with_scopes(
+                a.scope
+                    .as_deref()
+                    .unwrap_or("")
+                    .split(' ')
+                    .filter(|s| !s.is_empty()),
+            )
             .with_cache_for(self.ttl);
         if let Some(iss) = a.iss.or_else(|| self.issuer.clone()) {
             v = v.with_issuer(iss);

@@ -41,18 +41,25 @@ pub(crate) fn alg_name(a: Algorithm) -> String {
 }
 
 /// The header of a compact JWS, parsed as JSON (without trusting it yet).
-pub(crate) fn raw_header(token: &str) -> Result<serde_json::Map<String, serde_json::Value>, InvalidToken> {
+pub(crate) fn raw_header(
+    token: &str,
+) -> Result<serde_json::Map<String, serde_json::Value>, InvalidToken> {
     let mut parts = token.split('.');
-    let (Some(h), Some(_), Some(_), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+    let (Some(h), Some(_), Some(_), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
     else {
-        return Err(InvalidToken::Malformed("not a compact JWS (three parts)".into()));
+        return Err(InvalidToken::Malformed(
+            "not a compact JWS (three parts)".into(),
+        ));
     };
     let bytes = URL_SAFE_NO_PAD
         .decode(h)
         .map_err(|_| InvalidToken::Malformed("header is not base64url".into()))?;
     match serde_json::from_slice(&bytes) {
         Ok(serde_json::Value::Object(m)) => Ok(m),
-        _ => Err(InvalidToken::Malformed("header is not a JSON object".into())),
+        _ => Err(InvalidToken::Malformed(
+            "header is not a JSON object".into(),
+        )),
     }
 }
 
@@ -112,7 +119,8 @@ pub(crate) fn check_key_fits(alg: Algorithm, jwk: &Jwk) -> Result<(), InvalidTok
 
 /// Whether a JWK's `alg` is the token's algorithm; `None` for values with no JWS meaning.
 fn key_alg_matches(key_alg: KeyAlgorithm, alg: Algorithm) -> Option<bool> {
-    let as_alg: Result<Algorithm, _> = serde_json::to_value(key_alg).and_then(serde_json::from_value);
+    let as_alg: Result<Algorithm, _> =
+        serde_json::to_value(key_alg).and_then(serde_json::from_value);
     as_alg.ok().map(|a| a == alg)
 }
 
@@ -143,15 +151,28 @@ mod tests {
     #[test]
     fn keys_and_algorithms() {
         let ec = jwk(serde_json::json!({"kty":"EC","crv":"P-256","x":"AA","y":"AA"}));
-        let ec_rs = jwk(serde_json::json!({"kty":"EC","crv":"P-256","x":"AA","y":"AA","alg":"ES384"}));
+        let ec_rs =
+            jwk(serde_json::json!({"kty":"EC","crv":"P-256","x":"AA","y":"AA","alg":"ES384"}));
         let rsa = jwk(serde_json::json!({"kty":"RSA","n":"AQAB","e":"AQAB","alg":"RS256"}));
         let ed = jwk(serde_json::json!({"kty":"OKP","crv":"Ed25519","x":"AA"}));
         assert!(check_key_fits(Algorithm::ES256, &ec).is_ok());
-        assert!(check_key_fits(Algorithm::ES384, &ec).is_err(), "curve mismatch");
-        assert!(check_key_fits(Algorithm::RS256, &ec).is_err(), "family mismatch");
-        assert!(check_key_fits(Algorithm::ES256, &ec_rs).is_err(), "the key's own alg");
+        assert!(
+            check_key_fits(Algorithm::ES384, &ec).is_err(),
+            "curve mismatch"
+        );
+        assert!(
+            check_key_fits(Algorithm::RS256, &ec).is_err(),
+            "family mismatch"
+        );
+        assert!(
+            check_key_fits(Algorithm::ES256, &ec_rs).is_err(),
+            "the key's own alg"
+        );
         assert!(check_key_fits(Algorithm::RS256, &rsa).is_ok());
-        assert!(check_key_fits(Algorithm::PS256, &rsa).is_err(), "the key says RS256");
+        assert!(
+            check_key_fits(Algorithm::PS256, &rsa).is_err(),
+            "the key says RS256"
+        );
         assert!(check_key_fits(Algorithm::HS256, &rsa).is_err());
         assert!(check_key_fits(Algorithm::EdDSA, &ed).is_ok());
         assert!(check_key_fits(Algorithm::ES256, &ed).is_err());
@@ -179,6 +200,8 @@ mod tests {
         assert!(has_private_parts(&serde_json::json!({"kty":"EC","d":"x"})));
         assert!(has_private_parts(&serde_json::json!({"kty":"oct"})));
         assert!(has_private_parts(&serde_json::json!("x")));
-        assert!(!has_private_parts(&serde_json::json!({"kty":"EC","x":"a","y":"b"})));
+        assert!(!has_private_parts(
+            &serde_json::json!({"kty":"EC","x":"a","y":"b"})
+        ));
     }
 }

@@ -279,10 +279,8 @@ impl Shared {
         let dpop_only = self.dpop.as_ref().is_some_and(|d| d.required);
         // Which challenges to send: the scheme the client used, or every scheme we take.
         let schemes: Vec<Scheme> = match scheme {
-            _ if dpop_only => vec![Scheme::Dpop],
-            Some(s) => vec![s],
-            None if self.dpop.is_some() => vec![Scheme::Bearer, Scheme::Dpop],
-            None => vec![Scheme::Bearer],
+            Some(s) if !dpop_only => vec![s],
+            _ => self.offered(),
         };
         let (status, code, message, error, scope, nonce) = match &refusal {
             Refusal::Malformed(why) => (
@@ -366,6 +364,55 @@ impl Shared {
         res
     }
 
+    /// Turns an inner `403` carrying [`InsufficientScope`] into the step-up challenge,
+    /// naming every scope the operation needs with the scopes every request needs. An
+    /// anonymous request gets `401` instead: it needs a token first.
+    fn step_up<B>(&self, res: &mut Response<B>, scheme: Option<Scheme>, needed: &[String]) {
+        let mut scopes: Vec<String> = self.required.clone();
+        for s in needed {
+            if !scopes.contains(s) {
+                scopes.push(s.clone());
+            }
+        }
+        tracing::debug!(?scopes, anonymous = scheme.is_none(), "insufficient scope");
+        let scope = scopes.join(" ");
+        let challenges: Vec<HeaderValue> = match scheme {
+            Some(s) => vec![
+                Challenge::new(s.name())
+                    .param("error", "insufficient_scope")
+                    .param("scope", scope)
+                    .param("resource_metadata", self.metadata_url.clone())
+                    .to_header(),
+            ],
+            None => {
+                *res.status_mut() = StatusCode::UNAUTHORIZED;
+                self.offered()
+                    .into_iter()
+                    .map(|s| {
+                        Challenge::new(s.name())
+                            .param("resource_metadata", self.metadata_url.clone())
+                            .param("scope", scope.clone())
+                            .to_header()
+                    })
+                    .collect()
+            }
+        };
+        let h = res.headers_mut();
+        h.remove(WWW_AUTHENTICATE);
+        for c in challenges {
+            h.append(WWW_AUTHENTICATE, c);
+        }
+    }
+
+    /// The schemes a client without a token is offered.
+    fn offered(&self) -> Vec<Scheme> {
+        match &self.dpop {
+            Some(d) if d.required => vec![Scheme::Dpop],
+            Some(_) => vec![Scheme::Bearer, Scheme::Dpop],
+            None => vec![Scheme::Bearer],
+        }
+    }
+
     /// Builds the cached verdict of a token the validator accepted.
     fn admit_verified(&self, key: TokenDigest, v: crate::VerifiedToken) -> Arc<CachedToken> {
         let mut principal = match v.issuer() {
@@ -395,15 +442,7 @@ impl Shared {
         req: &Request<B>,
     ) -> Result<Option<HeaderValue>, Refusal> {
         let nonce = match &self.dpop {
-            Some(d) => d.check(
-                scheme,
-                token,
-                entry.jkt.as_deref(),
-                req.method(),
-                req.uri().path(),
-                &self.origin,
-                req.headers(),
-            )?,
+            Some(d) => d.check(scheme, token, entry.jkt.as_deref(), req, &self.origin)?,
             None if entry.jkt.is_some() => {
                 return Err(Refusal::Invalid(crate::InvalidToken::Dpop(
                     "DPoP-bound tokens are not accepted here".into(),
@@ -446,7 +485,7 @@ where
             }
             Ok(_) if shared.anonymous => {
                 req.extensions_mut().remove::<Principal>();
-                return ResponseFuture::inner(self.inner.call(req), Scheme::Bearer, shared, None);
+                return ResponseFuture::inner(self.inner.call(req), None, shared, None);
             }
             Ok(_) => return ResponseFuture::ready(shared.refuse(Refusal::NoToken, None)),
         };
@@ -455,10 +494,13 @@ where
             return match shared.admit(&entry, scheme, token, &req) {
                 Ok(nonce) => {
                     set_principal(&mut req, &entry.principal);
-                    ResponseFuture::inner(self.inner.call(req), scheme, shared, nonce)
+                    ResponseFuture::inner(self.inner.call(req), Some(scheme), shared, nonce)
                 }
                 Err(r) => ResponseFuture::ready(shared.refuse(r, Some(scheme))),
             };
+        }
+        if let Err(m) = credentials::check_syntax(token) {
+            return ResponseFuture::ready(shared.refuse(Refusal::Malformed(m.0), None));
         }
         let token = token.to_owned();
         let validating = {
@@ -481,13 +523,13 @@ where
         ResponseFuture {
             state: State::Validating {
                 fut: validating,
-                pending: Some(Pending {
+                pending: Some(Box::new(Pending {
                     req,
                     inner,
                     token,
                     scheme,
                     shared: shared.clone(),
-                }),
+                })),
             },
         }
     }
@@ -495,9 +537,7 @@ where
 
 /// Puts `principal` into the request's extensions, replacing any that was there.
 fn set_principal<B>(req: &mut Request<B>, principal: &Principal) {
-    let ext = req.extensions_mut();
-    ext.remove::<Principal>();
-    ext.insert(principal.clone());
+    req.extensions_mut().insert(principal.clone());
 }
 
 /// What waits for the validation: the request and the ready inner service.
@@ -527,11 +567,12 @@ pin_project! {
         S: tower_service::Service<Request<ReqBody>>,
     {
         Ready { response: Option<Response<ResBody>> },
-        Validating { fut: ValidationFuture, pending: Option<Pending<S, ReqBody>> },
+        Validating { fut: ValidationFuture, pending: Option<Box<Pending<S, ReqBody>>> },
         Inner {
             #[pin]
             fut: S::Future,
-            scheme: Scheme,
+            // `None` for an anonymous request.
+            scheme: Option<Scheme>,
             shared: Arc<Shared>,
             nonce: Option<HeaderValue>,
         },
@@ -550,7 +591,12 @@ where
         }
     }
 
-    fn inner(fut: S::Future, scheme: Scheme, shared: &Arc<Shared>, nonce: Option<HeaderValue>) -> Self {
+    fn inner(
+        fut: S::Future,
+        scheme: Option<Scheme>,
+        shared: &Arc<Shared>,
+        nonce: Option<HeaderValue>,
+    ) -> Self {
         ResponseFuture {
             state: State::Inner {
                 fut,
@@ -584,7 +630,7 @@ where
                         token,
                         scheme,
                         shared,
-                    } = pending.take().expect("polled after completion");
+                    } = *pending.take().expect("polled after completion");
                     let admitted = verdict.and_then(|entry| {
                         let nonce = shared.admit(&entry, scheme, &token, &req)?;
                         set_principal(&mut req, &entry.principal);
@@ -594,7 +640,7 @@ where
                     let next = match admitted {
                         Ok(nonce) => State::Inner {
                             fut: inner.call(req),
-                            scheme,
+                            scheme: Some(scheme),
                             shared,
                             nonce,
                         },
@@ -617,21 +663,8 @@ where
                     if res.status() == StatusCode::FORBIDDEN
                         && let Some(needed) = res.extensions().get::<InsufficientScope>()
                     {
-                        let mut scopes: Vec<String> = shared.required.clone();
-                        for s in &needed.required {
-                            if !scopes.contains(s) {
-                                scopes.push(s.clone());
-                            }
-                        }
-                        tracing::debug!(?scopes, "insufficient scope");
-                        let challenge = Challenge::new(scheme.name())
-                            .param("error", "insufficient_scope")
-                            .param("scope", scopes.join(" "))
-                            .param("resource_metadata", shared.metadata_url.clone())
-                            .to_header();
-                        let h = res.headers_mut();
-                        h.remove(WWW_AUTHENTICATE);
-                        h.insert(WWW_AUTHENTICATE, challenge);
+                        let needed = needed.required.clone();
+                        shared.step_up(&mut res, *scheme, &needed);
                     }
                     return Poll::Ready(Ok(res));
                 }

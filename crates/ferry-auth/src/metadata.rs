@@ -253,7 +253,10 @@ impl<ReqBody, B: From<Bytes>> tower_service::Service<Request<ReqBody>> for Metad
             h.insert(ALLOW, HeaderValue::from_static("GET, HEAD, OPTIONS"));
             if status == StatusCode::OK {
                 h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                h.insert(CACHE_CONTROL, HeaderValue::from_static("public, max-age=300"));
+                h.insert(
+                    CACHE_CONTROL,
+                    HeaderValue::from_static("public, max-age=300"),
+                );
             } else if status == StatusCode::NO_CONTENT {
                 h.insert(
                     ACCESS_CONTROL_ALLOW_METHODS,

@@ -28,13 +28,19 @@ pub fn canonical_resource(uri: &str) -> Result<String, ConfigError> {
         return Err(ConfigError::Resource(format!("{uri}: no host")));
     }
     if url.fragment().is_some() {
-        return Err(ConfigError::Resource(format!("{uri}: a fragment is not allowed")));
+        return Err(ConfigError::Resource(format!(
+            "{uri}: a fragment is not allowed"
+        )));
     }
     if url.query().is_some() {
-        return Err(ConfigError::Resource(format!("{uri}: a query is not allowed")));
+        return Err(ConfigError::Resource(format!(
+            "{uri}: a query is not allowed"
+        )));
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(ConfigError::Resource(format!("{uri}: credentials are not allowed")));
+        return Err(ConfigError::Resource(format!(
+            "{uri}: credentials are not allowed"
+        )));
     }
     Ok(canonical_of(&url))
 }
@@ -62,7 +68,9 @@ pub(crate) fn audience_matches(audience: &str, canonical: &str) -> bool {
     let Ok(url) = Url::parse(audience) else {
         return false;
     };
-    if url.fragment().is_some() || url.query().is_some() || !matches!(url.scheme(), "https" | "http")
+    if url.fragment().is_some()
+        || url.query().is_some()
+        || !matches!(url.scheme(), "https" | "http")
     {
         return false;
     }

@@ -60,6 +60,11 @@ mod tests {
         assert!(s.covers("files:delete"));
         let plain = i.expand(&["files:read".into()]);
         assert_eq!(plain.to_string(), "files:read");
-        assert!(Implications::default().expand(&["a".into(), "a".into()]).to_string() == "a");
+        assert!(
+            Implications::default()
+                .expand(&["a".into(), "a".into()])
+                .to_string()
+                == "a"
+        );
     }
 }

@@ -40,7 +40,12 @@ impl StaticTokens {
     }
 
     /// Adds `token`, authenticating as `name` with `scopes`.
-    pub fn with_scoped<I, S>(self, name: impl Into<String>, token: impl AsRef<[u8]>, scopes: I) -> Self
+    pub fn with_scoped<I, S>(
+        self,
+        name: impl Into<String>,
+        token: impl AsRef<[u8]>,
+        scopes: I,
+    ) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -85,7 +90,11 @@ impl std::fmt::Debug for StaticTokens {
         f.debug_struct("StaticTokens")
             .field(
                 "subjects",
-                &self.entries.iter().map(|(_, v)| v.subject()).collect::<Vec<_>>(),
+                &self
+                    .entries
+                    .iter()
+                    .map(|(_, v)| v.subject())
+                    .collect::<Vec<_>>(),
             )
             .finish()
     }

@@ -32,7 +32,8 @@ fn bound(issuer: &TestIssuer, resource: &str, key: &DpopKey) -> String {
 }
 
 fn send_dpop(ep: &Endpoint, token: &str, proof: &str) -> ferry_testkit::http::Call {
-    ep.post(Some(&format!("DPoP {token}"))).header("dpop", proof)
+    ep.post(Some(&format!("DPoP {token}")))
+        .header("dpop", proof)
 }
 
 #[tokio::test]
@@ -51,12 +52,17 @@ async fn a_valid_proof_admits_the_request_and_bad_ones_are_refused() {
     let res = send_dpop(&ep, &token, &proof).send().await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
     let c = challenges(&res);
-    assert!(c[0].starts_with(r#"DPoP error="invalid_dpop_proof""#), "{c:?}");
+    assert!(
+        c[0].starts_with(r#"DPoP error="invalid_dpop_proof""#),
+        "{c:?}"
+    );
     assert!(c[0].contains(r#"algs="RS256 PS256 ES256 EdDSA""#), "{c:?}");
 
     // htu is normalised: case, default port, query and fragment do not matter.
     let loud = url.replace("http://", "HTTP://") + "?x=1#f";
-    let res = send_dpop(&ep, &token, &key.proof("POST", &loud, &token, None)).send().await;
+    let res = send_dpop(&ep, &token, &key.proof("POST", &loud, &token, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK);
 
     let now = std::time::SystemTime::now()
@@ -108,11 +114,16 @@ async fn a_valid_proof_admits_the_request_and_bad_ones_are_refused() {
         let res = send_dpop(&ep, &token, &proof).send().await;
         assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{what}");
         let c = challenges(&res);
-        assert!(c[0].starts_with(r#"DPoP error="invalid_dpop_proof""#), "{what}: {c:?}");
+        assert!(
+            c[0].starts_with(r#"DPoP error="invalid_dpop_proof""#),
+            "{what}: {c:?}"
+        );
     }
 
     // A valid proof by another key than the token's: the binding fails.
-    let res = send_dpop(&ep, &token, &other.proof("POST", &url, &token, None)).send().await;
+    let res = send_dpop(&ep, &token, &other.proof("POST", &url, &token, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
     assert!(challenges(&res)[0].starts_with(r#"DPoP error="invalid_token""#));
     // No proof, or two.
@@ -139,7 +150,9 @@ async fn bound_and_unbound_tokens_keep_to_their_scheme() {
     // A plain bearer token still works; with the DPoP scheme it is refused.
     let plain = issuer.token(&url, "bob", "");
     assert_eq!(ep.bearer(&plain).send().await.status, StatusCode::OK);
-    let res = send_dpop(&ep, &plain, &key.proof("POST", &url, &plain, None)).send().await;
+    let res = send_dpop(&ep, &plain, &key.proof("POST", &url, &plain, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
     // Without a token, both schemes are offered.
     let res = ep.post(None).send().await;
@@ -148,12 +161,16 @@ async fn bound_and_unbound_tokens_keep_to_their_scheme() {
     assert!(c[0].starts_with("Bearer resource_metadata="));
     assert!(c[1].starts_with("DPoP resource_metadata=") && c[1].contains("algs="));
     // The metadata advertises DPoP.
-    let res = ferry_testkit::http::Client::new(ep.addr, "/.well-known/oauth-protected-resource/mcp")
-        .call(http::Method::GET)
-        .send()
-        .await;
+    let res =
+        ferry_testkit::http::Client::new(ep.addr, "/.well-known/oauth-protected-resource/mcp")
+            .call(http::Method::GET)
+            .send()
+            .await;
     let m = body(res).await;
-    assert_eq!(m["dpop_signing_alg_values_supported"], json!(["RS256", "PS256", "ES256", "EdDSA"]));
+    assert_eq!(
+        m["dpop_signing_alg_values_supported"],
+        json!(["RS256", "PS256", "ES256", "EdDSA"])
+    );
     assert!(m.get("dpop_bound_access_tokens_required").is_none());
     ep.stop().await;
     issuer.stop().await;
@@ -175,7 +192,9 @@ async fn a_dpop_only_resource_refuses_bearer_tokens() {
     assert!(c[0].starts_with("DPoP "), "{c:?}");
     let key = DpopKey::generate();
     let token = bound(&issuer, &url, &key);
-    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None)).send().await;
+    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK);
     ep.stop().await;
     issuer.stop().await;
@@ -188,13 +207,23 @@ async fn server_nonces_are_demanded_and_accepted() {
     let url = ep.resource();
     let key = DpopKey::generate();
     let token = bound(&issuer, &url, &key);
-    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None)).send().await;
+    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
     assert!(challenges(&res)[0].starts_with(r#"DPoP error="use_dpop_nonce""#));
     let nonce = res.header("dpop-nonce").expect("a nonce").to_owned();
-    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, Some(&nonce))).send().await;
+    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, Some(&nonce)))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK);
-    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, Some("made-up"))).send().await;
+    let res = send_dpop(
+        &ep,
+        &token,
+        &key.proof("POST", &url, &token, Some("made-up")),
+    )
+    .send()
+    .await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
     assert_eq!(res.header("dpop-nonce"), Some(nonce.as_str()));
     ep.stop().await;
@@ -209,10 +238,14 @@ async fn a_full_replay_store_refuses_rather_than_forgets() {
     let key = DpopKey::generate();
     let token = bound(&issuer, &url, &key);
     for _ in 0..2 {
-        let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None)).send().await;
+        let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None))
+            .send()
+            .await;
         assert_eq!(res.status, StatusCode::OK);
     }
-    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None)).send().await;
+    let res = send_dpop(&ep, &token, &key.proof("POST", &url, &token, None))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::SERVICE_UNAVAILABLE);
     ep.stop().await;
     issuer.stop().await;

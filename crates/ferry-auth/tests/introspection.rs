@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use ferry_auth::testing::TestIssuer;
-use ferry_auth::{ClientAuth, InvalidToken, IntrospectionValidator, TokenError, TokenValidator};
+use ferry_auth::{ClientAuth, IntrospectionValidator, InvalidToken, TokenError, TokenValidator};
 use serde_json::json;
 
 const RESOURCE: &str = "https://mcp.example.com/mcp";
@@ -59,7 +59,10 @@ async fn inactive_revoked_and_foreign_tokens_are_refused() {
         Err(TokenError::Invalid(why)) => why,
         other => panic!("{other:?}"),
     };
-    assert_eq!(err(v.validate("opaque-unknown").await), InvalidToken::Inactive);
+    assert_eq!(
+        err(v.validate("opaque-unknown").await),
+        InvalidToken::Inactive
+    );
     assert_eq!(
         err(v.validate(&issuer.expired_token(RESOURCE, "a")).await),
         InvalidToken::Inactive
@@ -74,14 +77,27 @@ async fn inactive_revoked_and_foreign_tokens_are_refused() {
     assert_eq!(err(v.validate(&t).await), InvalidToken::Inactive);
 
     // Opaque tokens: the answer's claims decide.
-    issuer.register_opaque("op-1", json!({"sub": "carol", "aud": RESOURCE, "scope": "x y"}));
+    issuer.register_opaque(
+        "op-1",
+        json!({"sub": "carol", "aud": RESOURCE, "scope": "x y"}),
+    );
     assert_eq!(v.validate("op-1").await.unwrap().scopes(), ["x", "y"]);
     issuer.register_opaque("op-2", json!({"sub": "carol"}));
-    assert_eq!(err(v.validate("op-2").await), InvalidToken::Audience, "aud is required by default");
-    issuer.register_opaque("op-3", json!({"sub": "carol", "aud": RESOURCE, "iss": "https://evil"}));
+    assert_eq!(
+        err(v.validate("op-2").await),
+        InvalidToken::Audience,
+        "aud is required by default"
+    );
+    issuer.register_opaque(
+        "op-3",
+        json!({"sub": "carol", "aud": RESOURCE, "iss": "https://evil"}),
+    );
     assert_eq!(err(v.validate("op-3").await), InvalidToken::Issuer);
     issuer.register_opaque("op-4", json!({"aud": RESOURCE}));
-    assert_eq!(err(v.validate("op-4").await), InvalidToken::MissingClaim("sub"));
+    assert_eq!(
+        err(v.validate("op-4").await),
+        InvalidToken::MissingClaim("sub")
+    );
     let lenient = IntrospectionValidator::builder(RESOURCE)
         .endpoint(issuer.introspection_endpoint())
         .client_credentials("ferry-resource", "resource-secret", ClientAuth::Post)
@@ -110,7 +126,10 @@ async fn answers_are_cached_for_the_configured_time_only() {
     issuer.revoke(&t);
     assert!(v.validate(&t).await.is_ok(), "still cached");
     tokio::time::sleep(Duration::from_millis(400)).await;
-    assert!(v.validate(&t).await.is_err(), "the revocation shows once the answer expires");
+    assert!(
+        v.validate(&t).await.is_err(),
+        "the revocation shows once the answer expires"
+    );
     assert_eq!(issuer.introspection_calls(), 2);
     issuer.stop().await;
 }

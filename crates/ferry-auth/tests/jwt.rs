@@ -10,7 +10,9 @@ use serde_json::json;
 const RESOURCE: &str = "https://mcp.example.com/mcp";
 
 fn validator(issuer: &TestIssuer) -> JwtValidator {
-    JwtValidator::builder(issuer.issuer(), RESOURCE).build().unwrap()
+    JwtValidator::builder(issuer.issuer(), RESOURCE)
+        .build()
+        .unwrap()
 }
 
 fn invalid(r: Result<ferry_auth::VerifiedToken, TokenError>) -> InvalidToken {
@@ -43,9 +45,15 @@ async fn a_valid_token_yields_its_claims() {
     assert_eq!(t.client_id(), Some("azp-client"));
     assert_eq!(t.scopes(), ["a", "b"]);
     c["scp"] = json!("c d");
-    assert_eq!(v.validate(&issuer.mint(&c)).await.unwrap().scopes(), ["c", "d"]);
+    assert_eq!(
+        v.validate(&issuer.mint(&c)).await.unwrap().scopes(),
+        ["c", "d"]
+    );
     c["cnf"] = json!({"jkt": "thumb"});
-    assert_eq!(v.validate(&issuer.mint(&c)).await.unwrap().jkt(), Some("thumb"));
+    assert_eq!(
+        v.validate(&issuer.mint(&c)).await.unwrap().jkt(),
+        Some("thumb")
+    );
     issuer.stop().await;
 }
 
@@ -78,7 +86,10 @@ async fn audiences_follow_the_canonical_uri_rules() {
     }
     let mut c = issuer.claims(RESOURCE, "alice");
     c.as_object_mut().unwrap().remove("aud");
-    assert_eq!(invalid(v.validate(&issuer.mint(&c)).await), InvalidToken::Audience);
+    assert_eq!(
+        invalid(v.validate(&issuer.mint(&c)).await),
+        InvalidToken::Audience
+    );
     assert_eq!(
         invalid(v.validate(&issuer.wrong_audience_token("alice")).await),
         InvalidToken::Audience
@@ -121,13 +132,22 @@ async fn times_are_checked_with_leeway() {
     // nbf and iat in the future.
     let mut c = issuer.claims(RESOURCE, "a");
     c["nbf"] = json!(now + 600);
-    assert_eq!(invalid(v.validate(&issuer.mint(&c)).await), InvalidToken::NotYetValid);
+    assert_eq!(
+        invalid(v.validate(&issuer.mint(&c)).await),
+        InvalidToken::NotYetValid
+    );
     let mut c = issuer.claims(RESOURCE, "a");
     c["iat"] = json!(now + 600);
-    assert_eq!(invalid(v.validate(&issuer.mint(&c)).await), InvalidToken::NotYetValid);
+    assert_eq!(
+        invalid(v.validate(&issuer.mint(&c)).await),
+        InvalidToken::NotYetValid
+    );
     let mut c = issuer.claims(RESOURCE, "a");
     c["nbf"] = json!(now + 20);
-    assert!(v.validate(&issuer.mint(&c)).await.is_ok(), "nbf within leeway");
+    assert!(
+        v.validate(&issuer.mint(&c)).await.is_ok(),
+        "nbf within leeway"
+    );
     issuer.stop().await;
 }
 
@@ -137,7 +157,10 @@ async fn issuer_subject_and_type_are_checked() {
     let v = validator(&issuer);
     let mut c = issuer.claims(RESOURCE, "a");
     c["iss"] = json!(format!("{}/", issuer.issuer()));
-    assert_eq!(invalid(v.validate(&issuer.mint(&c)).await), InvalidToken::Issuer);
+    assert_eq!(
+        invalid(v.validate(&issuer.mint(&c)).await),
+        InvalidToken::Issuer
+    );
     c.as_object_mut().unwrap().remove("iss");
     assert_eq!(
         invalid(v.validate(&issuer.mint(&c)).await),
@@ -162,12 +185,20 @@ async fn issuer_subject_and_type_are_checked() {
         }
         issuer.mint_with_header(&h, &claims)
     };
-    for ok in [Some("at+jwt"), Some("application/at+jwt"), Some("JWT"), None] {
+    for ok in [
+        Some("at+jwt"),
+        Some("application/at+jwt"),
+        Some("JWT"),
+        None,
+    ] {
         assert!(v.validate(&with_typ(ok)).await.is_ok(), "{ok:?}");
     }
     for bad in ["dpop+jwt", "id_token+jwt", "logout+jwt"] {
         assert!(
-            matches!(invalid(v.validate(&with_typ(Some(bad))).await), InvalidToken::Type(_)),
+            matches!(
+                invalid(v.validate(&with_typ(Some(bad))).await),
+                InvalidToken::Type(_)
+            ),
             "{bad}"
         );
     }
@@ -190,7 +221,10 @@ async fn forged_algorithms_and_keys_are_refused() {
         InvalidToken::Algorithm(_)
     ));
     assert!(matches!(
-        invalid(v.validate(&issuer.hmac_with_public_key_token(RESOURCE, "a")).await),
+        invalid(
+            v.validate(&issuer.hmac_with_public_key_token(RESOURCE, "a"))
+                .await
+        ),
         InvalidToken::Algorithm(_)
     ));
     // An HS256 validator cannot even be built.
@@ -206,16 +240,27 @@ async fn forged_algorithms_and_keys_are_refused() {
         .build()
         .unwrap();
     assert!(matches!(
-        invalid(lenient.validate(&issuer.mismatched_alg_token(RESOURCE, "a", "ES384")).await),
+        invalid(
+            lenient
+                .validate(&issuer.mismatched_alg_token(RESOURCE, "a", "ES384"))
+                .await
+        ),
         InvalidToken::KeyMismatch(_)
     ));
     assert!(matches!(
-        invalid(lenient.validate(&issuer.mismatched_alg_token(RESOURCE, "a", "RS256")).await),
+        invalid(
+            lenient
+                .validate(&issuer.mismatched_alg_token(RESOURCE, "a", "RS256"))
+                .await
+        ),
         InvalidToken::KeyMismatch(_)
     ));
     // ES384 is not in the default list at all.
     assert!(matches!(
-        invalid(v.validate(&issuer.mismatched_alg_token(RESOURCE, "a", "ES384")).await),
+        invalid(
+            v.validate(&issuer.mismatched_alg_token(RESOURCE, "a", "ES384"))
+                .await
+        ),
         InvalidToken::Algorithm(_)
     ));
     assert_eq!(
@@ -223,7 +268,10 @@ async fn forged_algorithms_and_keys_are_refused() {
         InvalidToken::Signature
     );
     assert_eq!(
-        invalid(v.validate(&issuer.unknown_kid_token(RESOURCE, "a", "nope")).await),
+        invalid(
+            v.validate(&issuer.unknown_kid_token(RESOURCE, "a", "nope"))
+                .await
+        ),
         InvalidToken::UnknownKey
     );
     // A tampered payload breaks the signature.
@@ -231,8 +279,19 @@ async fn forged_algorithms_and_keys_are_refused() {
     let mut parts: Vec<String> = token.split('.').map(str::to_owned).collect();
     let forged = issuer.token(RESOURCE, "mallory", "admin");
     parts[1] = forged.split('.').nth(1).unwrap().to_owned();
-    assert_eq!(invalid(v.validate(&parts.join(".")).await), InvalidToken::Signature);
-    for junk in ["", "abc", "a.b", "a.b.c", "a.b.c.d", "..", "eyJhbGciOiJFUzI1NiJ9.e30."] {
+    assert_eq!(
+        invalid(v.validate(&parts.join(".")).await),
+        InvalidToken::Signature
+    );
+    for junk in [
+        "",
+        "abc",
+        "a.b",
+        "a.b.c",
+        "a.b.c.d",
+        "..",
+        "eyJhbGciOiJFUzI1NiJ9.e30.",
+    ] {
         assert!(v.validate(junk).await.is_err(), "{junk:?}");
     }
     issuer.stop().await;
@@ -293,7 +352,11 @@ async fn a_flood_of_forged_key_ids_fetches_the_jwks_at_most_twice() {
     assert!((1..=2).contains(&fetches), "{fetches} JWKS fetches");
     assert_eq!(v.jwks_fetches() as usize, fetches);
     // Real tokens still work.
-    assert!(v.validate(&issuer.token(RESOURCE, "alice", "")).await.is_ok());
+    assert!(
+        v.validate(&issuer.token(RESOURCE, "alice", ""))
+            .await
+            .is_ok()
+    );
     issuer.stop().await;
 }
 
@@ -302,7 +365,11 @@ async fn the_jwks_max_age_is_respected_within_bounds() {
     let issuer = TestIssuer::start().await;
     issuer.set_jwks_max_age(Some(1));
     let v = JwtValidator::builder(issuer.issuer(), RESOURCE)
-        .jwks_ttl(Duration::from_secs(600), Duration::from_millis(200), Duration::from_secs(60))
+        .jwks_ttl(
+            Duration::from_secs(600),
+            Duration::from_millis(200),
+            Duration::from_secs(60),
+        )
         .min_refresh_interval(Duration::ZERO)
         .build()
         .unwrap();
@@ -338,9 +405,16 @@ async fn discovery_checks_the_issuer_and_falls_back_to_openid() {
     mixed.set_metadata_issuer(Some("https://honest.example.com"));
     let v = validator(&mixed);
     let r = v.validate(&mixed.token(RESOURCE, "a", "")).await;
-    assert!(matches!(r, Err(TokenError::Unavailable(ref m)) if m.contains("another issuer")), "{r:?}");
+    assert!(
+        matches!(r, Err(TokenError::Unavailable(ref m)) if m.contains("another issuer")),
+        "{r:?}"
+    );
     assert!(v.warm_up().await.is_err());
-    assert_eq!(mixed.jwks_fetches(), 0, "the keys of a mixed-up issuer are never fetched");
+    assert_eq!(
+        mixed.jwks_fetches(),
+        0,
+        "the keys of a mixed-up issuer are never fetched"
+    );
     issuer.stop().await;
     mixed.stop().await;
 }
@@ -355,9 +429,16 @@ async fn an_unreachable_issuer_fails_closed_without_hammering() {
         .unwrap();
     let t = issuer.token(RESOURCE, "a", "");
     for _ in 0..50 {
-        assert!(matches!(v.validate(&t).await, Err(TokenError::Unavailable(_))));
+        assert!(matches!(
+            v.validate(&t).await,
+            Err(TokenError::Unavailable(_))
+        ));
     }
-    assert_eq!(issuer.jwks_fetches(), 1, "failures are not retried before the interval");
+    assert_eq!(
+        issuer.jwks_fetches(),
+        1,
+        "failures are not retried before the interval"
+    );
 
     // Keys held survive an outage.
     let up = TestIssuer::start().await;
@@ -368,7 +449,11 @@ async fn an_unreachable_issuer_fails_closed_without_hammering() {
     let t = up.token(RESOURCE, "a", "");
     assert!(v.validate(&t).await.is_ok());
     up.set_available(false);
-    assert!(v.validate(&up.unknown_kid_token(RESOURCE, "a", "x")).await.is_err());
+    assert!(
+        v.validate(&up.unknown_kid_token(RESOURCE, "a", "x"))
+            .await
+            .is_err()
+    );
     assert!(v.validate(&t).await.is_ok(), "the held key still verifies");
     issuer.stop().await;
     up.stop().await;
@@ -382,7 +467,11 @@ async fn fixed_keys_need_no_fetch() {
         .build()
         .unwrap();
     assert!(v.validate(&issuer.token(RESOURCE, "a", "")).await.is_ok());
-    assert!(v.validate(&issuer.unknown_kid_token(RESOURCE, "a", "x")).await.is_err());
+    assert!(
+        v.validate(&issuer.unknown_kid_token(RESOURCE, "a", "x"))
+            .await
+            .is_err()
+    );
     assert_eq!(issuer.jwks_fetches(), 0);
     assert_eq!(issuer.metadata_fetches(), 0);
     issuer.stop().await;
@@ -399,19 +488,35 @@ async fn tokens_without_kid_need_a_single_fitting_key() {
     assert!(v.validate(&t).await.is_ok(), "one key: used");
     issuer.add_key(KeyKind::Es256);
     let v = validator(&issuer);
-    assert_eq!(invalid(v.validate(&t).await), InvalidToken::UnknownKey, "two ES256 keys: ambiguous");
+    assert_eq!(
+        invalid(v.validate(&t).await),
+        InvalidToken::UnknownKey,
+        "two ES256 keys: ambiguous"
+    );
     issuer.stop().await;
 }
 
 #[test]
 fn insecure_issuers_are_refused() {
-    assert!(JwtValidator::builder("http://auth.example.com", RESOURCE).build().is_err());
-    assert!(JwtValidator::builder("https://auth.example.com", "mcp.example.com").build().is_err());
+    assert!(
+        JwtValidator::builder("http://auth.example.com", RESOURCE)
+            .build()
+            .is_err()
+    );
+    assert!(
+        JwtValidator::builder("https://auth.example.com", "mcp.example.com")
+            .build()
+            .is_err()
+    );
     assert!(
         JwtValidator::builder("https://auth.example.com", RESOURCE)
             .jwks_uri("http://keys.example.com/jwks")
             .build()
             .is_err()
     );
-    assert!(JwtValidator::builder("https://auth.example.com", RESOURCE).build().is_ok());
+    assert!(
+        JwtValidator::builder("https://auth.example.com", RESOURCE)
+            .build()
+            .is_ok()
+    );
 }

@@ -26,7 +26,10 @@ fn metadata(resource: &str, issuer: &str) -> ResourceMetadata {
         .resource_name("Test server")
 }
 
-async fn jwt_endpoint(issuer: &TestIssuer, configure: impl FnOnce(ferry_auth::AuthLayerBuilder) -> ferry_auth::AuthLayerBuilder) -> Endpoint {
+async fn jwt_endpoint(
+    issuer: &TestIssuer,
+    configure: impl FnOnce(ferry_auth::AuthLayerBuilder) -> ferry_auth::AuthLayerBuilder,
+) -> Endpoint {
     let iss = issuer.issuer().to_owned();
     serve(move |resource| {
         let v = JwtValidator::builder(&iss, resource).build().unwrap();
@@ -41,7 +44,10 @@ async fn jwt_endpoint(issuer: &TestIssuer, configure: impl FnOnce(ferry_auth::Au
 async fn missing_and_invalid_tokens_get_401_challenges() {
     let issuer = TestIssuer::start().await;
     let ep = jwt_endpoint(&issuer, |b| b).await;
-    let url = format!("http://{}/.well-known/oauth-protected-resource/mcp", ep.addr);
+    let url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        ep.addr
+    );
 
     for (what, call) in [
         ("no header", ep.post(None)),
@@ -51,7 +57,9 @@ async fn missing_and_invalid_tokens_get_401_challenges() {
         assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{what}");
         assert_eq!(
             challenges(&res),
-            [format!(r#"Bearer resource_metadata="{url}", scope="mcp:tools""#)],
+            [format!(
+                r#"Bearer resource_metadata="{url}", scope="mcp:tools""#
+            )],
             "{what}"
         );
         let b = body(res).await;
@@ -64,18 +72,30 @@ async fn missing_and_invalid_tokens_get_401_challenges() {
         ("expired", issuer.expired_token(&resource, "alice")),
         ("other audience", issuer.wrong_audience_token("alice")),
         ("alg none", issuer.none_alg_token(&resource, "alice")),
-        ("unknown kid", issuer.unknown_kid_token(&resource, "alice", "zzz")),
+        (
+            "unknown kid",
+            issuer.unknown_kid_token(&resource, "alice", "zzz"),
+        ),
     ] {
         let res = ep.bearer(&token).send().await;
         assert_eq!(res.status, StatusCode::UNAUTHORIZED, "{what}");
         let c = challenges(&res);
         assert_eq!(c.len(), 1);
-        assert!(c[0].starts_with(r#"Bearer error="invalid_token", "#), "{what}: {c:?}");
-        assert!(c[0].contains(&format!(r#"resource_metadata="{url}""#)), "{c:?}");
+        assert!(
+            c[0].starts_with(r#"Bearer error="invalid_token", "#),
+            "{what}: {c:?}"
+        );
+        assert!(
+            c[0].contains(&format!(r#"resource_metadata="{url}""#)),
+            "{c:?}"
+        );
         assert!(c[0].contains(r#"scope="mcp:tools""#), "{c:?}");
         let b = body(res).await;
         assert_eq!(b["error"]["code"], -32001);
-        assert!(!b.to_string().contains(&token), "the body never echoes the token");
+        assert!(
+            !b.to_string().contains(&token),
+            "the body never echoes the token"
+        );
     }
     ep.stop().await;
     issuer.stop().await;
@@ -93,21 +113,34 @@ async fn malformed_credentials_get_400() {
         ep.post(Some(&format!("Bearer DPoP {good}"))),
         ep.post(Some("Bearer a\"b")),
         ep.post(Some("Bearer a=b")),
-        ep.bearer(&good).append("authorization", &format!("Bearer {good}")),
+        ep.bearer(&good)
+            .append("authorization", &format!("Bearer {good}")),
         ep.post(Some(&format!("Bearer {}", "a".repeat(17 * 1024)))),
     ];
     for (i, call) in cases.into_iter().enumerate() {
         let res = call.send().await;
         assert_eq!(res.status, StatusCode::BAD_REQUEST, "case {i}");
         let c = challenges(&res);
-        assert!(c[0].starts_with(r#"Bearer error="invalid_request""#), "case {i}: {c:?}");
+        assert!(
+            c[0].starts_with(r#"Bearer error="invalid_request""#),
+            "case {i}: {c:?}"
+        );
         assert_eq!(body(res).await["error"]["code"], -32600, "case {i}");
     }
-    assert_eq!(ep.bearer(&good).send().await.status, StatusCode::OK, "the control case");
+    assert_eq!(
+        ep.bearer(&good).send().await.status,
+        StatusCode::OK,
+        "the control case"
+    );
     // A token in the query string is refused even with a good header.
     let q = ferry_testkit::http::Client::new(ep.addr, &format!("/mcp?access_token={good}"));
     // axum routes by path, so the query reaches the layer.
-    let res = q.with_token(&good).call(http::Method::POST).body("{}").send().await;
+    let res = q
+        .with_token(&good)
+        .call(http::Method::POST)
+        .body("{}")
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::BAD_REQUEST);
     ep.stop().await;
     issuer.stop().await;
@@ -144,19 +177,31 @@ async fn scopes_required_for_every_request_get_403() {
     let r = ep.resource();
     let res = ep.post(None).send().await;
     assert_eq!(res.status, StatusCode::UNAUTHORIZED);
-    assert!(challenges(&res)[0].contains(r#"scope="mcp files:read""#), "the 401 names the required scopes");
+    assert!(
+        challenges(&res)[0].contains(r#"scope="mcp files:read""#),
+        "the 401 names the required scopes"
+    );
 
     let res = ep.bearer(&issuer.token(&r, "alice", "mcp")).send().await;
     assert_eq!(res.status, StatusCode::FORBIDDEN);
     let c = challenges(&res);
-    assert!(c[0].starts_with(r#"Bearer error="insufficient_scope", "#), "{c:?}");
+    assert!(
+        c[0].starts_with(r#"Bearer error="insufficient_scope", "#),
+        "{c:?}"
+    );
     assert!(c[0].contains(r#"scope="mcp files:read""#), "{c:?}");
     assert!(c[0].contains("resource_metadata="), "{c:?}");
     assert_eq!(body(res).await["error"]["code"], -32003);
     // The hierarchy: `files` covers `files:read`; `mcp:tools` does not cover `mcp`.
-    let res = ep.bearer(&issuer.token(&r, "alice", "mcp files")).send().await;
+    let res = ep
+        .bearer(&issuer.token(&r, "alice", "mcp files"))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK);
-    let res = ep.bearer(&issuer.token(&r, "alice", "mcp:tools files")).send().await;
+    let res = ep
+        .bearer(&issuer.token(&r, "alice", "mcp:tools files"))
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::FORBIDDEN);
     ep.stop().await;
     issuer.stop().await;
@@ -182,7 +227,11 @@ async fn an_inner_403_with_insufficient_scope_gets_the_union_challenge() {
     // The inner body is kept.
     assert_eq!(body(res).await["id"], 1);
     let token = issuer.token(&ep.resource(), "alice", "mcp files");
-    let res = ep.bearer(&token).header("x-need-scopes", "files:read files:write").send().await;
+    let res = ep
+        .bearer(&token)
+        .header("x-need-scopes", "files:read files:write")
+        .send()
+        .await;
     assert_eq!(res.status, StatusCode::OK);
     ep.stop().await;
     issuer.stop().await;
@@ -216,10 +265,11 @@ async fn the_metadata_is_served_at_both_well_known_uris() {
             "{path}"
         );
     }
-    let res = ferry_testkit::http::Client::new(ep.addr, "/.well-known/oauth-protected-resource/other")
-        .call(http::Method::GET)
-        .send()
-        .await;
+    let res =
+        ferry_testkit::http::Client::new(ep.addr, "/.well-known/oauth-protected-resource/other")
+            .call(http::Method::GET)
+            .send()
+            .await;
     assert_eq!(res.status, StatusCode::NOT_FOUND);
     ep.stop().await;
     issuer.stop().await;
@@ -238,8 +288,35 @@ async fn anonymous_requests_pass_when_allowed() {
     })
     .await;
     assert_eq!(body(ep.post(None).send().await).await["anonymous"], true);
-    assert_eq!(body(ep.bearer("dev-token").send().await).await["subject"], "dev");
-    assert_eq!(ep.bearer("nope").send().await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        body(ep.bearer("dev-token").send().await).await["subject"],
+        "dev"
+    );
+    assert_eq!(
+        ep.bearer("nope").send().await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    // An anonymous request to an operation that needs scopes is asked for a token.
+    let res = ep
+        .post(None)
+        .header("x-need-scopes", "files:read")
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::UNAUTHORIZED);
+    let c = challenges(&res);
+    assert_eq!(c.len(), 1);
+    assert!(c[0].starts_with("Bearer resource_metadata="), "{c:?}");
+    assert!(c[0].ends_with(r#"scope="files:read""#), "{c:?}");
+    // With a token lacking it: the step-up challenge.
+    let res = ep
+        .bearer("dev-token")
+        .header("x-need-scopes", "files:read")
+        .send()
+        .await;
+    assert_eq!(res.status, StatusCode::FORBIDDEN);
+    assert!(
+        challenges(&res)[0].starts_with(r#"Bearer error="insufficient_scope", scope="files:read""#)
+    );
     ep.stop().await;
 }
 
@@ -277,17 +354,28 @@ async fn valid_tokens_are_cached_until_they_expire() {
         let b = body(ep.bearer("user.alice.300").send().await).await;
         assert_eq!(b["subject"], "alice");
     }
-    assert_eq!(count.load(Ordering::SeqCst), 1, "validated once, then served from the cache");
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        1,
+        "validated once, then served from the cache"
+    );
     for _ in 0..3 {
         assert_eq!(ep.bearer("user.bob.1").send().await.status, StatusCode::OK);
     }
     assert_eq!(count.load(Ordering::SeqCst), 2);
     tokio::time::sleep(Duration::from_millis(2100)).await;
     ep.bearer("user.bob.1").send().await;
-    assert_eq!(count.load(Ordering::SeqCst), 3, "an expired entry is validated again");
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        3,
+        "an expired entry is validated again"
+    );
     // Invalid tokens are not cached as valid.
     for _ in 0..2 {
-        assert_eq!(ep.bearer("bogus").send().await.status, StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            ep.bearer("bogus").send().await.status,
+            StatusCode::UNAUTHORIZED
+        );
     }
     ep.stop().await;
 }
@@ -325,15 +413,24 @@ async fn a_principal_set_before_the_layer_is_replaced_or_removed() {
         req
     };
     let res = svc.clone().oneshot(forged()).await.unwrap();
-    let b: serde_json::Value =
-        serde_json::from_slice(&http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes())
-            .unwrap();
+    let b: serde_json::Value = serde_json::from_slice(
+        &http_body_util::BodyExt::collect(res.into_body())
+            .await
+            .unwrap()
+            .to_bytes(),
+    )
+    .unwrap();
     assert_eq!(b["anonymous"], true);
     let mut req = forged();
-    req.headers_mut().insert("authorization", "Bearer a".parse().unwrap());
+    req.headers_mut()
+        .insert("authorization", "Bearer a".parse().unwrap());
     let res = svc.oneshot(req).await.unwrap();
-    let b: serde_json::Value =
-        serde_json::from_slice(&http_body_util::BodyExt::collect(res.into_body()).await.unwrap().to_bytes())
-            .unwrap();
+    let b: serde_json::Value = serde_json::from_slice(
+        &http_body_util::BodyExt::collect(res.into_body())
+            .await
+            .unwrap()
+            .to_bytes(),
+    )
+    .unwrap();
     assert_eq!(b["subject"], "alice");
 }

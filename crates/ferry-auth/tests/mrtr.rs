@@ -24,9 +24,14 @@ fn server() -> Server {
             tool("delete")
                 .description("Asks before deleting")
                 .json_handler(|ctx: Context, _: Value| async move {
-                    let who = ctx.principal().map(|p| p.subject().to_owned()).unwrap_or_default();
+                    let who = ctx
+                        .principal()
+                        .map(|p| p.subject().to_owned())
+                        .unwrap_or_default();
                     match ctx.elicit::<Confirm>("Delete?").key("confirm").await? {
-                        Elicitation::Accept(Confirm { confirm: true }) => Ok(format!("deleted for {who}")),
+                        Elicitation::Accept(Confirm { confirm: true }) => {
+                            Ok(format!("deleted for {who}"))
+                        }
                         _ => Ok("kept".to_owned()),
                     }
                 }),
@@ -35,7 +40,9 @@ fn server() -> Server {
             tool("whoami")
                 .description("Names the principal")
                 .json_handler(|ctx: Context, _: Value| async move {
-                    Ok(ctx.principal().map_or("anonymous".to_owned(), |p| p.id().to_owned()))
+                    Ok(ctx
+                        .principal()
+                        .map_or("anonymous".to_owned(), |p| p.id().to_owned()))
                 }),
         )
         .build()
@@ -53,7 +60,9 @@ async fn start(issuer: &TestIssuer) -> Running {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let resource = format!("http://{addr}/mcp");
-    let validator = JwtValidator::builder(issuer.issuer(), &resource).build().unwrap();
+    let validator = JwtValidator::builder(issuer.issuer(), &resource)
+        .build()
+        .unwrap();
     let metadata = ResourceMetadata::new(&resource)
         .unwrap()
         .authorization_server(issuer.issuer())
@@ -61,7 +70,9 @@ async fn start(issuer: &TestIssuer) -> Running {
     let auth = AuthLayer::new(metadata, validator);
     let server = server();
     let mcp = auth.layer(McpService::new(server.clone(), HttpConfig::default()));
-    let app = auth.metadata().service::<http_body_util::Full<bytes::Bytes>>();
+    let app = auth
+        .metadata()
+        .service::<http_body_util::Full<bytes::Bytes>>();
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
         ferry_http::serve_app(
@@ -88,10 +99,19 @@ async fn start(issuer: &TestIssuer) -> Running {
 async fn request_state_issued_to_one_principal_is_refused_for_another() {
     let issuer = TestIssuer::start().await;
     let run = start(&issuer).await;
-    let alice = run.client.with_token(&issuer.token(&run.resource, "alice", ""));
-    let bob = run.client.with_token(&issuer.token(&run.resource, "bob", ""));
+    let alice = run
+        .client
+        .with_token(&issuer.token(&run.resource, "alice", ""));
+    let bob = run
+        .client
+        .with_token(&issuer.token(&run.resource, "bob", ""));
 
-    let who = alice.post(&call(1, "whoami", json!({}), json!({}))).send().await.json().await;
+    let who = alice
+        .post(&call(1, "whoami", json!({}), json!({})))
+        .send()
+        .await
+        .json()
+        .await;
     assert_eq!(
         rpc::text(&who),
         serde_json::to_string(&(issuer.issuer(), "alice", "test-client")).unwrap()

@@ -37,7 +37,9 @@ async fn debug_output_holds_no_token_or_secret() {
     let issuer = TestIssuer::start().await;
     let token = issuer.token(RESOURCE, "alice", "x");
     let tokens = StaticTokens::new().with("alice", "static-secret-token");
-    let jwt = JwtValidator::builder(issuer.issuer(), RESOURCE).build().unwrap();
+    let jwt = JwtValidator::builder(issuer.issuer(), RESOURCE)
+        .build()
+        .unwrap();
     let verified = jwt.validate(&token).await.unwrap();
     let introspection = IntrospectionValidator::builder(RESOURCE)
         .endpoint(issuer.introspection_endpoint())
@@ -53,7 +55,10 @@ async fn debug_output_holds_no_token_or_secret() {
     }));
     let key = SigningKey::generate(KeyKind::Es256, "k");
     let dpop = DpopKey::generate();
-    let refusal = jwt.validate(&issuer.expired_token(RESOURCE, "a")).await.unwrap_err();
+    let refusal = jwt
+        .validate(&issuer.expired_token(RESOURCE, "a"))
+        .await
+        .unwrap_err();
     let outputs = [
         format!("{tokens:?}"),
         format!("{jwt:?}"),
@@ -80,7 +85,11 @@ async fn debug_output_holds_no_token_or_secret() {
         }
         assert!(!out.contains(&key_material), "no key material: {out}");
     }
-    assert!(outputs[0].contains("alice"), "subjects are shown: {}", outputs[0]);
+    assert!(
+        outputs[0].contains("alice"),
+        "subjects are shown: {}",
+        outputs[0]
+    );
     issuer.stop().await;
 }
 
@@ -127,7 +136,10 @@ async fn refusals_are_logged_without_the_token() {
     issuer.stop().await;
 
     let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-    assert!(logs.contains("request refused"), "refusals are logged: {logs}");
+    assert!(
+        logs.contains("request refused"),
+        "refusals are logged: {logs}"
+    );
     for t in [&good, &expired, &foreign, &down, &secret] {
         assert!(!logs.contains(t.as_str()), "a token or secret was logged");
         // Not even the signature part.

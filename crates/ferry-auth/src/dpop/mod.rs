@@ -6,7 +6,7 @@ mod replay;
 
 use std::time::Duration;
 
-use http::{HeaderMap, HeaderValue, Method};
+use http::HeaderValue;
 use jsonwebtoken::jwk::{Jwk, ThumbprintHash};
 use jsonwebtoken::{Algorithm, DecodingKey, Validation};
 use serde::Deserialize;
@@ -116,7 +116,9 @@ impl Dpop {
     pub(crate) fn build(self) -> Result<DpopChecker, ConfigError> {
         jose::check_algorithms(&self.algorithms)?;
         if self.replay_capacity == 0 {
-            return Err(ConfigError::Setting("the DPoP replay store needs room".into()));
+            return Err(ConfigError::Setting(
+                "the DPoP replay store needs room".into(),
+            ));
         }
         Ok(DpopChecker {
             required: self.required,
@@ -172,18 +174,16 @@ impl DpopChecker {
         self.alg_names.join(" ")
     }
 
-    /// Checks a request presenting `token` with `scheme`, bound to `jkt` or not;
-    /// `origin` is the resource's scheme and authority, to which the request path is
-    /// joined for `htu`. Returns a nonce to send with the response, if a newer one exists.
-    pub(crate) fn check(
+    /// Checks `req`, presenting `token` with `scheme`, bound to `jkt` or not; `origin` is
+    /// the resource's scheme and authority, to which the request path is joined for
+    /// `htu`. Returns a nonce to send with the response, if a newer one exists.
+    pub(crate) fn check<B>(
         &self,
         scheme: Scheme,
         token: &str,
         jkt: Option<&str>,
-        method: &Method,
-        path: &str,
+        req: &http::Request<B>,
         origin: &str,
-        headers: &HeaderMap,
     ) -> Result<Option<HeaderValue>, Refusal> {
         match (scheme, jkt) {
             (Scheme::Bearer, Some(_)) => {
@@ -205,7 +205,8 @@ impl DpopChecker {
             (Scheme::Dpop, Some(_)) => {}
         }
         let jkt = jkt.unwrap_or_default();
-        let mut proofs = headers.get_all(DPOP_HEADER).iter();
+        let (method, path) = (req.method(), req.uri().path());
+        let mut proofs = req.headers().get_all(DPOP_HEADER).iter();
         let (Some(proof), None) = (proofs.next(), proofs.next()) else {
             return Err(invalid("exactly one DPoP header is required"));
         };
@@ -219,13 +220,16 @@ impl DpopChecker {
         if header.get("typ").and_then(|v| v.as_str()) != Some("dpop+jwt") {
             return Err(invalid("typ must be dpop+jwt"));
         }
-        let alg = jose::header_alg(&header, &self.algorithms).map_err(|e| invalid(&e.to_string()))?;
-        let raw_jwk = header.get("jwk").ok_or_else(|| invalid("no jwk in the header"))?;
+        let alg =
+            jose::header_alg(&header, &self.algorithms).map_err(|e| invalid(&e.to_string()))?;
+        let raw_jwk = header
+            .get("jwk")
+            .ok_or_else(|| invalid("no jwk in the header"))?;
         if jose::has_private_parts(raw_jwk) {
             return Err(invalid("the jwk must be a public asymmetric key"));
         }
-        let jwk: Jwk =
-            serde_json::from_value(raw_jwk.clone()).map_err(|_| invalid("the jwk is not a valid key"))?;
+        let jwk: Jwk = serde_json::from_value(raw_jwk.clone())
+            .map_err(|_| invalid("the jwk is not a valid key"))?;
         jose::check_key_fits(alg, &jwk).map_err(|e| invalid(&e.to_string()))?;
         let key = DecodingKey::from_jwk(&jwk).map_err(|_| invalid("the jwk is not a valid key"))?;
         let mut validation = Validation::new(alg);
@@ -278,15 +282,16 @@ impl DpopChecker {
         h.update(thumbprint.as_bytes());
         h.update([0]);
         h.update(jti.as_bytes());
-        match self
-            .replay
-            .record(h.finalize().into(), iat + self.max_age + self.leeway + 1, now)
-        {
+        match self.replay.record(
+            h.finalize().into(),
+            iat + self.max_age + self.leeway + 1,
+            now,
+        ) {
             Ok(()) => Ok(fresh_nonce),
             Err(NotRecorded::Replayed) => Err(invalid("the proof was used before")),
-            Err(NotRecorded::Full) => Err(Refusal::Unavailable(
-                "the DPoP replay store is full".into(),
-            )),
+            Err(NotRecorded::Full) => {
+                Err(Refusal::Unavailable("the DPoP replay store is full".into()))
+            }
         }
     }
 

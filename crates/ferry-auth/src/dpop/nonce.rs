@@ -76,7 +76,11 @@ impl Nonces {
         self.rotate(&mut s, now);
         match presented {
             Some(n) if n.as_bytes() == s.current.as_bytes() => NonceCheck::Current,
-            Some(n) if s.previous.as_ref().is_some_and(|p| p.as_bytes() == n.as_bytes()) => {
+            Some(n)
+                if s.previous
+                    .as_ref()
+                    .is_some_and(|p| p.as_bytes() == n.as_bytes()) =>
+            {
                 NonceCheck::Stale(s.current.clone())
             }
             _ => NonceCheck::Refused(s.current.clone()),
@@ -95,7 +99,10 @@ mod tests {
         let first = n.current();
         assert_eq!(n.check_at(first.to_str().ok(), t0), NonceCheck::Current);
         assert!(matches!(n.check_at(None, t0), NonceCheck::Refused(_)));
-        assert!(matches!(n.check_at(Some("made-up"), t0), NonceCheck::Refused(_)));
+        assert!(matches!(
+            n.check_at(Some("made-up"), t0),
+            NonceCheck::Refused(_)
+        ));
         let t1 = t0 + Duration::from_secs(61);
         let NonceCheck::Stale(second) = n.check_at(first.to_str().ok(), t1) else {
             panic!("the previous nonce is accepted once rotated");
@@ -103,7 +110,13 @@ mod tests {
         assert_ne!(first, second);
         assert_eq!(n.check_at(second.to_str().ok(), t1), NonceCheck::Current);
         let t2 = t1 + Duration::from_secs(61);
-        assert!(matches!(n.check_at(first.to_str().ok(), t2), NonceCheck::Refused(_)));
-        assert!(matches!(n.check_at(second.to_str().ok(), t2), NonceCheck::Stale(_)));
+        assert!(matches!(
+            n.check_at(first.to_str().ok(), t2),
+            NonceCheck::Refused(_)
+        ));
+        assert!(matches!(
+            n.check_at(second.to_str().ok(), t2),
+            NonceCheck::Stale(_)
+        ));
     }
 }

@@ -76,7 +76,11 @@ mod tests {
         assert_eq!(s.record([4; 32], 100, 12), Err(NotRecorded::Full));
         // Once the entries expire they make room.
         assert_eq!(s.record([4; 32], 200, 101), Ok(()));
-        assert_eq!(s.record([1; 32], 200, 101), Ok(()), "expired entries are forgotten");
+        assert_eq!(
+            s.record([1; 32], 200, 101),
+            Ok(()),
+            "expired entries are forgotten"
+        );
         assert_eq!(s.record([1; 32], 200, 102), Err(NotRecorded::Replayed));
     }
 }

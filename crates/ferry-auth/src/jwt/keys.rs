@@ -65,7 +65,10 @@ impl KeySet {
             })
             .filter_map(|jwk| {
                 // Symmetric keys never verify tokens: a published "secret" is no secret.
-                if matches!(jwk.algorithm, jsonwebtoken::jwk::AlgorithmParameters::OctetKey(_)) {
+                if matches!(
+                    jwk.algorithm,
+                    jsonwebtoken::jwk::AlgorithmParameters::OctetKey(_)
+                ) {
                     return None;
                 }
                 let decoding = DecodingKey::from_jwk(jwk).ok()?;
@@ -190,28 +193,28 @@ impl Jwks {
         let _guard = self.refreshing.lock().await;
         {
             let mut last = self.last_attempt.lock();
-            let recent = last.is_some_and(|t| {
-                t >= started_waiting || t.elapsed() < self.freshness.min_interval
-            });
+            let recent = last
+                .is_some_and(|t| t >= started_waiting || t.elapsed() < self.freshness.min_interval);
             if recent {
-                return self
-                    .current
-                    .read()
-                    .clone()
-                    .ok_or_else(|| "the keys could not be fetched recently; not retrying yet".to_owned());
+                return self.current.read().clone().ok_or_else(|| {
+                    "the keys could not be fetched recently; not retrying yet".to_owned()
+                });
             }
             *last = Some(Instant::now());
         }
         let uri = self.jwks_uri().await?;
         self.fetches.fetch_add(1, Ordering::Relaxed);
         let fetched = self.fetcher.get_json(&uri).await.map_err(|e| e.0)?;
-        let set: JwkSet = serde_json::from_value(fetched.json)
-            .map_err(|_| format!("{uri}: not a JWK set"))?;
+        let set: JwkSet =
+            serde_json::from_value(fetched.json).map_err(|_| format!("{uri}: not a JWK set"))?;
         let f = self.freshness;
         let ttl = if fetched.no_store {
             f.min_ttl
         } else {
-            fetched.max_age.unwrap_or(f.default_ttl).clamp(f.min_ttl, f.max_ttl)
+            fetched
+                .max_age
+                .unwrap_or(f.default_ttl)
+                .clamp(f.min_ttl, f.max_ttl)
         };
         let keys = Arc::new(KeySet::from_jwks(&set, ttl));
         if keys.keys.is_empty() {

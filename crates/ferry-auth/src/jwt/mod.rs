@@ -98,11 +98,7 @@ impl JwtValidator {
     /// Fetches the issuer's metadata and keys now, so the first request does not wait
     /// and a misconfiguration shows at start-up.
     pub async fn warm_up(&self) -> Result<(), TokenError> {
-        self.inner
-            .jwks
-            .keys_for(None)
-            .await
-            .map(|_| ())
+        self.inner.jwks.keys_for(None).await.map(|_| ())
     }
 
     /// How many times the JWKS was fetched (for metrics and tests).
@@ -234,7 +230,8 @@ struct AccessClaims {
 }
 
 fn seconds(n: &serde_json::Number) -> Option<u64> {
-    n.as_u64().or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
+    n.as_u64()
+        .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64))
 }
 
 fn map_error(e: jsonwebtoken::errors::Error) -> InvalidToken {
@@ -256,7 +253,9 @@ fn map_error(e: jsonwebtoken::errors::Error) -> InvalidToken {
         ErrorKind::InvalidEcdsaKey | ErrorKind::InvalidRsaKey(_) | ErrorKind::InvalidKeyFormat => {
             InvalidToken::KeyMismatch("the key cannot verify this algorithm".into())
         }
-        ErrorKind::Json(_) => InvalidToken::Malformed("claims are not valid JSON of the expected types".into()),
+        ErrorKind::Json(_) => {
+            InvalidToken::Malformed("claims are not valid JSON of the expected types".into())
+        }
         ErrorKind::Base64(_) | ErrorKind::Utf8(_) | ErrorKind::InvalidToken => {
             InvalidToken::Malformed("not a well-formed JWT".into())
         }
@@ -272,13 +271,16 @@ impl Inner {
             None if !self.at_jwt_only => {}
             Some(serde_json::Value::String(t)) => {
                 let t = t.to_ascii_lowercase();
-                let ok = t == "at+jwt" || t == "application/at+jwt" || (!self.at_jwt_only && t == "jwt");
+                let ok =
+                    t == "at+jwt" || t == "application/at+jwt" || (!self.at_jwt_only && t == "jwt");
                 if !ok {
                     return Err(InvalidToken::Type(t).into());
                 }
             }
             other => {
-                return Err(InvalidToken::Type(other.map(|v| v.to_string()).unwrap_or_default()).into());
+                return Err(
+                    InvalidToken::Type(other.map(|v| v.to_string()).unwrap_or_default()).into(),
+                );
             }
         }
         let kid = match header.get("kid") {
@@ -325,10 +327,16 @@ impl Inner {
             .filter(|s| !s.is_empty())
             .ok_or(InvalidToken::MissingClaim("sub"))?;
         let scopes: Vec<String> = match (claims.scope, claims.scp) {
-            (Some(s), _) => s.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect(),
-            (None, Some(OneOrMany::One(s))) => {
-                s.split(' ').filter(|s| !s.is_empty()).map(str::to_owned).collect()
-            }
+            (Some(s), _) => s
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            (None, Some(OneOrMany::One(s))) => s
+                .split(' ')
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect(),
             (None, Some(OneOrMany::Many(list))) => list,
             (None, None) => Vec::new(),
         };

@@ -1,8 +1,8 @@
 //! A DPoP client key: proofs (RFC 9449 §4.2) for tests of the resource side.
 
 use base64::Engine;
-use sha2::{Digest, Sha256};
 use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
 use super::keys::{KeyKind, SigningKey};
 use crate::jose::b64url;
@@ -65,7 +65,13 @@ impl DpopKey {
 
     /// The claims of a valid proof for `method` on `url`, carrying `access_token`'s hash
     /// (`ath`) and `nonce` if given; `jti` is random and `iat` is now.
-    pub fn proof_claims(&self, method: &str, url: &str, access_token: &str, nonce: Option<&str>) -> Value {
+    pub fn proof_claims(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: &str,
+        nonce: Option<&str>,
+    ) -> Value {
         let mut jti = [0u8; 16];
         getrandom::fill(&mut jti).expect("the OS RNG");
         let mut c = json!({
@@ -82,8 +88,17 @@ impl DpopKey {
     }
 
     /// A valid proof.
-    pub fn proof(&self, method: &str, url: &str, access_token: &str, nonce: Option<&str>) -> String {
-        self.sign(&self.proof_header(), &self.proof_claims(method, url, access_token, nonce))
+    pub fn proof(
+        &self,
+        method: &str,
+        url: &str,
+        access_token: &str,
+        nonce: Option<&str>,
+    ) -> String {
+        self.sign(
+            &self.proof_header(),
+            &self.proof_claims(method, url, access_token, nonce),
+        )
     }
 
     /// A proof of `claims` under `header`, exactly as given (for broken proofs).

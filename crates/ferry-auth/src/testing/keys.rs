@@ -147,7 +147,12 @@ impl SigningKey {
 }
 
 /// A compact JWS of `claims` under `header`, signed with `key` and `alg`.
-pub(crate) fn sign_with(key: &EncodingKey, alg: Algorithm, header: &Value, claims: &Value) -> String {
+pub(crate) fn sign_with(
+    key: &EncodingKey,
+    alg: Algorithm,
+    header: &Value,
+    claims: &Value,
+) -> String {
     let message = format!(
         "{}.{}",
         b64url(&serde_json::to_vec(header).expect("JSON")),

@@ -120,7 +120,10 @@ impl TestIssuer {
         };
         issuer.add_key(kind);
         let app = axum::Router::new()
-            .route("/.well-known/oauth-authorization-server", get(oauth_metadata))
+            .route(
+                "/.well-known/oauth-authorization-server",
+                get(oauth_metadata),
+            )
             .route("/.well-known/openid-configuration", get(oidc_metadata))
             .route("/jwks", get(jwks))
             .route("/introspect", post(introspect))
@@ -436,7 +439,12 @@ async fn oidc_metadata(State(s): State<Arc<IssuerState>>) -> Response {
 }
 
 fn jwks_json(s: &IssuerState) -> Value {
-    let keys: Vec<Value> = s.keys.read().iter().map(|k| k.public_jwk().clone()).collect();
+    let keys: Vec<Value> = s
+        .keys
+        .read()
+        .iter()
+        .map(|k| k.public_jwk().clone())
+        .collect();
     json!({ "keys": keys })
 }
 
@@ -461,7 +469,9 @@ fn client_of(headers: &HeaderMap, form: &HashMap<String, String>) -> Option<(Str
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Basic "))
     {
-        let decoded = base64::engine::general_purpose::STANDARD.decode(basic).ok()?;
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(basic)
+            .ok()?;
         let decoded = String::from_utf8(decoded).ok()?;
         let (id, secret) = decoded.split_once(':')?;
         let dec = |s: &str| {
@@ -471,7 +481,10 @@ fn client_of(headers: &HeaderMap, form: &HashMap<String, String>) -> Option<(Str
         };
         return Some((dec(id)?, dec(secret)?));
     }
-    Some((form.get("client_id")?.clone(), form.get("client_secret")?.clone()))
+    Some((
+        form.get("client_id")?.clone(),
+        form.get("client_secret")?.clone(),
+    ))
 }
 
 async fn introspect(

@@ -86,7 +86,11 @@ pub async fn serve(make_layer: impl FnOnce(&str) -> AuthLayer) -> Endpoint {
 /// [`InsufficientScope`] unless the principal holds them, as a server would for a tool.
 pub async fn inner(req: Request<Body>) -> Result<Response<Body>, Infallible> {
     let principal = req.extensions().get::<Principal>().cloned();
-    if let Some(need) = req.headers().get("x-need-scopes").and_then(|v| v.to_str().ok()) {
+    if let Some(need) = req
+        .headers()
+        .get("x-need-scopes")
+        .and_then(|v| v.to_str().ok())
+    {
         let need: Vec<String> = need.split(' ').map(str::to_owned).collect();
         let ok = principal
             .as_ref()
@@ -96,7 +100,8 @@ pub async fn inner(req: Request<Body>) -> Result<Response<Body>, Infallible> {
                 br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32003,"message":"insufficient scope"}}"#,
             )));
             *res.status_mut() = StatusCode::FORBIDDEN;
-            res.extensions_mut().insert(InsufficientScope { required: need });
+            res.extensions_mut()
+                .insert(InsufficientScope { required: need });
             return Ok(res);
         }
     }
@@ -110,7 +115,9 @@ pub async fn inner(req: Request<Body>) -> Result<Response<Body>, Infallible> {
         }),
         None => json!({"anonymous": true}),
     };
-    Ok(Response::new(Body::from(serde_json::to_vec(&body).unwrap())))
+    Ok(Response::new(Body::from(
+        serde_json::to_vec(&body).unwrap(),
+    )))
 }
 
 /// The JSON body of a response.
