@@ -28,7 +28,7 @@ pub use introspection::{ClientAuth, IntrospectionValidator, IntrospectionValidat
 pub use jose::DEFAULT_ALGORITHMS;
 pub use jsonwebtoken::Algorithm;
 pub use jsonwebtoken::jwk::{Jwk, JwkSet};
-pub use jwt::{JwtValidator, JwtValidatorBuilder};
+pub use jwt::{Issuers, JwtValidator, JwtValidatorBuilder};
 pub use layer::{AuthLayer, AuthLayerBuilder, AuthService, ResponseFuture};
 pub use metadata::{MetadataService, ResourceMetadata, WELL_KNOWN};
 pub use resource::canonical_resource;

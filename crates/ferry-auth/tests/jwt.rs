@@ -520,3 +520,33 @@ fn insecure_issuers_are_refused() {
             .is_ok()
     );
 }
+
+#[tokio::test]
+async fn several_issuers_each_validate_their_own_tokens() {
+    let a = TestIssuer::start().await;
+    let b = TestIssuer::start_with(KeyKind::EdDsa).await;
+    let issuers = ferry_auth::Issuers::new([validator(&a), validator(&b)]);
+    let from_a = issuers
+        .validate(&a.token(RESOURCE, "alice", ""))
+        .await
+        .unwrap();
+    assert_eq!(from_a.issuer(), Some(a.issuer()));
+    let from_b = issuers
+        .validate(&b.token(RESOURCE, "bob", ""))
+        .await
+        .unwrap();
+    assert_eq!(from_b.issuer(), Some(b.issuer()));
+    // A token claiming issuer b but signed by a's key: b's keys do not verify it.
+    let mut c = a.claims(RESOURCE, "mallory");
+    c["iss"] = json!(b.issuer());
+    assert!(issuers.validate(&a.mint(&c)).await.is_err());
+    // An issuer nobody trusts.
+    let stranger = TestIssuer::start().await;
+    assert_eq!(
+        invalid(issuers.validate(&stranger.token(RESOURCE, "eve", "")).await),
+        InvalidToken::Issuer
+    );
+    for i in [a, b, stranger] {
+        i.stop().await;
+    }
+}

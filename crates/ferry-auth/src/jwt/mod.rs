@@ -1,6 +1,7 @@
 //! The built-in JWT access-token validator (RFC 9068 profile, RFC 7519, RFC 8725 best
 //! practices; authorization spec "Token Handling").
 
+mod issuers;
 mod keys;
 
 use std::sync::Arc;
@@ -18,6 +19,7 @@ use crate::resource::{audience_matches, canonical_resource, secure_url};
 use crate::token::{VerifiedToken, now_secs};
 use crate::validator::{TokenValidator, ValidateFuture};
 
+pub use issuers::Issuers;
 use keys::{Freshness, Jwks, KeySource};
 
 /// Validates JWT access tokens signed by one issuer, with keys from its JWKS.
