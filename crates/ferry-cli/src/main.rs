@@ -16,7 +16,8 @@
 //!   in the terminal: [`form`] (elicitation forms), [`url_consent`] (URL mode),
 //!   [`deprecated`] (sampling and roots), all drawn by [`term`]; [`progress`] shows
 //!   progress notifications;
-//! - [`demo`]: the example server in-process and a guided tour of the protocol.
+//! - [`demo`]: the example server in-process and a guided tour of the protocol;
+//! - [`lint`]: deprecated MCP features in source code (ferry-lint).
 #![forbid(unsafe_code)]
 
 mod answers;
@@ -28,6 +29,7 @@ mod demo;
 mod deprecated;
 mod form;
 mod handler;
+mod lint;
 mod output;
 mod progress;
 mod term;
@@ -157,6 +159,13 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    if let Command::Lint(args) = &cli.command {
+        if cli.server.url.is_some() || cli.server.stdio.is_some() {
+            eprintln!("ferry: error: lint reads source files: leave out --url and --stdio");
+            return ExitCode::from(exit::USAGE);
+        }
+        return ExitCode::from(lint::run(args, cli.io.json));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -47,12 +47,7 @@ impl Principal {
     /// A principal authenticated by an OAuth access token from `issuer`, for `subject`
     /// (the token's `sub`).
     pub fn oauth(issuer: impl Into<String>, subject: impl Into<String>) -> Self {
-        Principal::build(
-            Some(issuer.into()),
-            subject.into(),
-            None,
-            Scopes::default(),
-        )
+        Principal::build(Some(issuer.into()), subject.into(), None, Scopes::default())
     }
 
     /// The same principal, acting through the OAuth client `client_id`.
