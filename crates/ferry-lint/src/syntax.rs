@@ -287,8 +287,8 @@ pub(crate) fn is_false(node: Node<'_>, src: &str) -> bool {
     node.kind() == "false" || (node.kind() == "boolean_literal" && text(node, src) == "false")
 }
 
-/// Is the node an object-like literal: an object, dict, call or struct expression, i.e.
-/// a value that turns a capability on (`{}`, `dict()`, `RootsCapability(...)`)?
+/// Does the value turn something on: anything but nothing and `false` (`{}`,
+/// `RootsCapability(...)`, a handler function)?
 pub(crate) fn is_present(node: Node<'_>, src: &str) -> bool {
     !is_nothing(node, src) && !is_false(node, src)
 }
