@@ -347,7 +347,7 @@ impl<'s> Scanner<'s> {
                 let (at, message) = match shape.value {
                     Value::Str(_) | Value::StrOtherThan(_) => (
                         pair.value,
-                        format!("`{key}: {}` {}", short(text(pair.value, src)), shape.what),
+                        format!("`{}` {}", short(text(node, src)), shape.what),
                     ),
                     _ => (pair.key, format!("`{key}` {}", shape.what)),
                 };
