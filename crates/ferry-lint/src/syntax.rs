@@ -17,8 +17,13 @@ pub(crate) fn text<'s>(node: Node<'_>, src: &'s str) -> &'s str {
 
 /// Is this node a string literal of the language?
 pub(crate) fn is_string(node: Node<'_>, fam: Family) -> bool {
+    is_string_kind(node.kind(), fam)
+}
+
+/// Is this node kind a string literal of the language?
+pub(crate) fn is_string_kind(kind: &str, fam: Family) -> bool {
     matches!(
-        (fam, node.kind()),
+        (fam, kind),
         (Family::Python, "string")
             | (Family::Js, "string" | "template_string")
             | (Family::Rust, "string_literal" | "raw_string_literal")
@@ -166,14 +171,6 @@ pub(crate) fn member_fields(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
         node.child_by_field_name(object)?,
         node.child_by_field_name(property)?,
     ))
-}
-
-/// Is this node a member access (not a call)?
-pub(crate) fn is_member(node: Node<'_>) -> bool {
-    matches!(
-        node.kind(),
-        "attribute" | "member_expression" | "field_expression" | "selector_expression"
-    )
 }
 
 /// The last segment of an expression that names an object: `session` for `ctx.session`,

@@ -9,8 +9,8 @@ use crate::syntax::{self, text};
 use crate::tables::Recv;
 
 impl<'s> Scanner<'s> {
-    pub(super) fn is_import(&self, node: Node<'_>) -> bool {
-        match (self.fam, node.kind()) {
+    pub(super) fn is_import(&self, node: Node<'_>, kind: &str) -> bool {
+        match (self.fam, kind) {
             (Family::Python, "import_statement" | "import_from_statement") => true,
             (Family::Js, "import_statement") => true,
             (Family::Js, "export_statement") => node.child_by_field_name("source").is_some(),

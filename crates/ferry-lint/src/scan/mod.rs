@@ -203,7 +203,7 @@ impl<'s> Scanner<'s> {
         if kind.contains("comment") {
             return false;
         }
-        if self.is_import(node) {
+        if self.is_import(node, kind) {
             self.read_import(node);
             return false;
         }
@@ -237,24 +237,37 @@ impl<'s> Scanner<'s> {
             ) => self.definition(node),
             _ => {}
         }
-        if syntax::is_string(node, self.fam) {
-            self.string(node);
-            return true;
-        }
-        if let Some(call) = syntax::call(node, self.fam) {
-            self.call(call);
-        }
-        if let Some(pair) = syntax::pair(node, self.fam) {
-            self.pair(node, pair);
-        }
-        if syntax::is_member(node) {
-            self.member(node);
-        }
-        if matches!(
-            kind,
-            "identifier" | "type_identifier" | "property_identifier" | "field_identifier"
-        ) {
-            self.name(node);
+        // `node.kind()` costs a C string conversion, so each shape is tried only on the
+        // kinds it can have.
+        match kind {
+            "identifier" | "type_identifier" | "property_identifier" | "field_identifier" => {
+                self.name(node);
+            }
+            "call" | "call_expression" | "new_expression" => {
+                if let Some(call) = syntax::call(node, self.fam) {
+                    self.call(call);
+                }
+            }
+            "keyword_argument"
+            | "pair"
+            | "field_initializer"
+            | "shorthand_field_initializer"
+            | "keyed_element" => {
+                if let Some(pair) = syntax::pair(node, self.fam) {
+                    self.pair(node, pair);
+                }
+            }
+            "shorthand_property_identifier" => {
+                if let Some(pair) = syntax::pair(node, self.fam) {
+                    self.pair(node, pair);
+                }
+                self.name(node);
+            }
+            "attribute" | "member_expression" | "field_expression" | "selector_expression" => {
+                self.member(node);
+            }
+            _ if syntax::is_string_kind(kind, self.fam) => self.string(node),
+            _ => {}
         }
         true
     }
@@ -416,22 +429,23 @@ impl<'s> Scanner<'s> {
 
     fn member(&mut self, node: Node<'_>) {
         let src = self.src;
+        let Some((object, property)) = syntax::member_fields(node) else {
+            return;
+        };
+        let name = text(property, src);
+        let Some((_, recv, rule, what)) = MEMBERS.iter().find(|(names, ..)| names.contains(&name))
+        else {
+            return;
+        };
         // Calls are read as calls.
         if let Some(parent) = node.parent()
             && syntax::call(parent, self.fam).is_some_and(|c| c.callee.id() == node.id())
         {
             return;
         }
-        let Some((object, property)) = syntax::member_fields(node) else {
-            return;
-        };
-        let name = text(property, src);
-        for (names, recv, rule, what) in MEMBERS {
-            if names.contains(&name) && self.receiver_fits(*recv, Some(object)) {
-                let message = format!("`{}` {what}", short(text(node, src)));
-                self.push(*rule, property, message, true);
-                return;
-            }
+        if self.receiver_fits(*recv, Some(object)) {
+            let message = format!("`{}` {what}", short(text(node, src)));
+            self.push(*rule, property, message, true);
         }
     }
 

@@ -8,9 +8,17 @@ use crate::language::Family;
 use crate::syntax::{self, text};
 use crate::tables::{self, REQUEST_SENDERS, ROUTE_KEYS, ROUTERS, STRINGS, StrRole};
 
+/// The longest literal worth reading: the longest protocol string (34 bytes) with room for
+/// quotes, prefixes and escapes.
+const MAX_LITERAL_BYTES: usize = 64;
+
 impl<'s> Scanner<'s> {
     pub(super) fn string(&mut self, node: Node<'_>) {
         let src = self.src;
+        // No protocol string is longer than this with its quotes and prefix.
+        if node.byte_range().len() > MAX_LITERAL_BYTES {
+            return;
+        }
         let Some(value) = syntax::string_value(node, src, self.fam) else {
             return;
         };
