@@ -131,29 +131,32 @@ pub(crate) fn call(node: Node<'_>, fam: Family) -> Option<Call<'_>> {
 }
 
 /// The name and receiver of a callee expression.
+/// (A loop, not recursion, through wrappers: a file of deeply nested parentheses cannot
+/// exhaust the stack.)
 fn split_callee(callee: Node<'_>) -> Option<(Node<'_>, Option<Node<'_>>)> {
-    match callee.kind() {
-        "identifier" | "property_identifier" | "field_identifier" | "type_identifier" => {
-            Some((callee, None))
-        }
-        "attribute"
-        | "member_expression"
-        | "field_expression"
-        | "selector_expression"
-        | "scoped_identifier" => {
-            let (object, property) = member_fields(callee)?;
-            Some((property, Some(object)))
-        }
-        // Rust `f::<T>()`, TypeScript `f<T>()` (instantiation), Go `F[T]()`.
-        "generic_function" | "instantiation_expression" | "generic_type" => split_callee(
-            callee
+    let mut callee = callee;
+    loop {
+        callee = match callee.kind() {
+            "identifier" | "property_identifier" | "field_identifier" | "type_identifier" => {
+                return Some((callee, None));
+            }
+            "attribute"
+            | "member_expression"
+            | "field_expression"
+            | "selector_expression"
+            | "scoped_identifier" => {
+                let (object, property) = member_fields(callee)?;
+                return Some((property, Some(object)));
+            }
+            // Rust `f::<T>()`, TypeScript `f<T>()` (instantiation), Go `F[T]()`.
+            "generic_function" | "instantiation_expression" | "generic_type" => callee
                 .child_by_field_name("function")
                 .or(callee.named_child(0))?,
-        ),
-        "parenthesized_expression" | "non_null_expression" | "await" | "await_expression" => {
-            split_callee(callee.named_child(0)?)
-        }
-        _ => None,
+            "parenthesized_expression" | "non_null_expression" | "await" | "await_expression" => {
+                callee.named_child(0)?
+            }
+            _ => return None,
+        };
     }
 }
 
@@ -176,35 +179,38 @@ pub(crate) fn member_fields(node: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
 /// The last segment of an expression that names an object: `session` for `ctx.session`,
 /// `peer()` for `client.peer()`, `this` for `this`; `None` for other expressions.
 pub(crate) fn tail<'s>(node: Node<'_>, src: &'s str) -> Option<Cow<'s, str>> {
-    match node.kind() {
-        "identifier"
-        | "this"
-        | "self"
-        | "type_identifier"
-        | "property_identifier"
-        | "field_identifier"
-        | "package_identifier" => Some(Cow::Borrowed(text(node, src))),
-        "attribute"
-        | "member_expression"
-        | "field_expression"
-        | "selector_expression"
-        | "scoped_identifier" => {
-            let (_, property) = member_fields(node)?;
-            Some(Cow::Borrowed(text(property, src)))
-        }
-        "call" | "call_expression" => {
-            let callee = node.child_by_field_name("function")?;
-            let (name, _) = split_callee(callee)?;
-            Some(Cow::Owned(format!("{}()", text(name, src))))
-        }
-        "parenthesized_expression"
-        | "non_null_expression"
-        | "await"
-        | "await_expression"
-        | "try_expression"
-        | "reference_expression"
-        | "unary_expression" => tail(node.named_child(0)?, src),
-        _ => None,
+    let mut node = node;
+    loop {
+        node = match node.kind() {
+            "identifier"
+            | "this"
+            | "self"
+            | "type_identifier"
+            | "property_identifier"
+            | "field_identifier"
+            | "package_identifier" => return Some(Cow::Borrowed(text(node, src))),
+            "attribute"
+            | "member_expression"
+            | "field_expression"
+            | "selector_expression"
+            | "scoped_identifier" => {
+                let (_, property) = member_fields(node)?;
+                return Some(Cow::Borrowed(text(property, src)));
+            }
+            "call" | "call_expression" => {
+                let callee = node.child_by_field_name("function")?;
+                let (name, _) = split_callee(callee)?;
+                return Some(Cow::Owned(format!("{}()", text(name, src))));
+            }
+            "parenthesized_expression"
+            | "non_null_expression"
+            | "await"
+            | "await_expression"
+            | "try_expression"
+            | "reference_expression"
+            | "unary_expression" => node.named_child(0)?,
+            _ => return None,
+        };
     }
 }
 

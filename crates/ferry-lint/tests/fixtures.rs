@@ -301,3 +301,25 @@ fn columns_count_characters_not_bytes() {
     assert_eq!(findings.len(), 1);
     assert_eq!((findings[0].column, findings[0].end_column), (21, 27));
 }
+
+/// Deeply nested expressions end in a finding or a note, never a stack overflow.
+#[test]
+fn deep_nesting_is_no_crash() {
+    let depth = 50_000;
+    let source = format!(
+        "from mcp import ClientSession\nx = {}session{}.send_ping()\n",
+        "(\n".repeat(depth),
+        ")\n".repeat(depth)
+    );
+    let result = Linter::new().lint_source(Path::new("deep.py"), Language::Python, &source);
+    match result {
+        Ok(findings) => {
+            assert_eq!(findings.len(), 1);
+            assert_eq!(findings[0].rule, RuleId::Ping);
+        }
+        Err(ferry_lint::LintError::Skipped { note }) => {
+            assert_ne!(note.kind, ferry_lint::NoteKind::Minified, "{note:?}")
+        }
+        Err(other) => panic!("{other}"),
+    }
+}
