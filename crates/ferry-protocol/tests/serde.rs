@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use ferry_protocol::common::Implementation;
 use ferry_protocol::content::{ContentBlock, SamplingMessageContentBlock};
 use ferry_protocol::elicitation::{
-    ElicitAction, ElicitMode, ElicitRequestParams, ElicitResult, ElicitValue, NumberKind,
-    PrimitiveSchemaDefinition, RequestedSchema,
+    ElicitAction, ElicitMode, ElicitRequestParams, ElicitResult, ElicitValue, FormSchema,
+    PropertyKind, PropertySchema, SelectStyle,
 };
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::legacy::{self, LegacyCancelledNotificationParams, LegacyElicitRequestParams};
@@ -67,7 +67,7 @@ fn elicit_params_with_mode() {
     );
     // Built params always say which mode they are.
     assert_eq!(
-        to(&ElicitRequestParams::form("m", RequestedSchema::new()))["mode"],
+        to(&ElicitRequestParams::form("m", FormSchema::new()))["mode"],
         "form"
     );
 }
@@ -93,7 +93,7 @@ fn elicit_params_errors() {
 #[test]
 fn elicit_capability_checks() {
     let caps = ferry_protocol::ClientCapabilities::default().with_elicitation_form();
-    assert!(ElicitRequestParams::form("m", RequestedSchema::new()).supported_by(&caps));
+    assert!(ElicitRequestParams::form("m", FormSchema::new()).supported_by(&caps));
     let url = ElicitRequestParams::url("m", "https://x.example");
     assert!(!url.supported_by(&caps));
     assert_eq!(
@@ -105,16 +105,26 @@ fn elicit_capability_checks() {
 // --- Primitive schema definitions by shape ------------------------------------------
 
 fn kind(v: Value) -> &'static str {
-    match from::<PrimitiveSchemaDefinition>(v) {
-        PrimitiveSchemaDefinition::String(_) => "string",
-        PrimitiveSchemaDefinition::Number(n) if n.kind == NumberKind::Integer => "integer",
-        PrimitiveSchemaDefinition::Number(_) => "number",
-        PrimitiveSchemaDefinition::Boolean(_) => "boolean",
-        PrimitiveSchemaDefinition::UntitledSingleSelectEnum(_) => "untitled-single",
-        PrimitiveSchemaDefinition::TitledSingleSelectEnum(_) => "titled-single",
-        PrimitiveSchemaDefinition::UntitledMultiSelectEnum(_) => "untitled-multi",
-        PrimitiveSchemaDefinition::TitledMultiSelectEnum(_) => "titled-multi",
-        PrimitiveSchemaDefinition::LegacyTitledEnum(_) => "legacy",
+    match from::<PropertySchema>(v).kind() {
+        PropertyKind::Text { .. } => "string",
+        PropertyKind::Number { integer: true, .. } => "integer",
+        PropertyKind::Number { .. } => "number",
+        PropertyKind::Boolean => "boolean",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Untitled,
+            ..
+        } => "untitled-single",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Titled,
+            ..
+        } => "titled-single",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Legacy,
+            ..
+        } => "legacy",
+        PropertyKind::MultiSelect { titled: false, .. } => "untitled-multi",
+        PropertyKind::MultiSelect { titled: true, .. } => "titled-multi",
+        other => panic!("unexpected kind {other:?}"),
     }
 }
 
@@ -154,13 +164,13 @@ fn primitive_schema_round_trips_exactly() {
         json!({"type": "string", "enum": ["a"], "enumNames": ["A"], "default": "a"}),
         json!({"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a"]}, "default": ["a"]}),
     ] {
-        assert_eq!(to(&from::<PrimitiveSchemaDefinition>(v.clone())), v);
+        assert_eq!(to(&from::<PropertySchema>(v.clone())), v);
     }
 }
 
 #[test]
 fn primitive_schema_errors() {
-    let bad = |v: Value| serde_json::from_value::<PrimitiveSchemaDefinition>(v).is_err();
+    let bad = |v: Value| serde_json::from_value::<PropertySchema>(v).is_err();
     assert!(bad(json!({"type": "object"})));
     assert!(bad(json!({"type": "array"})));
     assert!(bad(json!({"type": "array", "items": {"type": "string"}})));
@@ -172,8 +182,8 @@ fn primitive_schema_errors() {
 #[test]
 fn requested_schema_keeps_property_order() {
     let text = r#"{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"boolean"},"mid":{"type":"number"}},"required":["zeta"]}"#;
-    let schema: RequestedSchema = serde_json::from_str(text).unwrap();
-    let names: Vec<_> = schema.properties.iter().map(|(n, _)| n.as_str()).collect();
+    let schema: FormSchema = serde_json::from_str(text).unwrap();
+    let names: Vec<_> = schema.properties().map(|p| p.name).collect();
     assert_eq!(names, ["zeta", "alpha", "mid"]);
     assert_eq!(serde_json::to_string(&schema).unwrap(), text);
     assert!(schema.is_required("zeta"));
@@ -182,11 +192,13 @@ fn requested_schema_keeps_property_order() {
 
 #[test]
 fn requested_schema_checks_content() {
-    let schema = RequestedSchema::new()
-        .with_required_property("name", PrimitiveSchemaDefinition::string())
-        .with_property("age", PrimitiveSchemaDefinition::integer())
-        .with_property("color", PrimitiveSchemaDefinition::single_select(["red"]))
-        .with_property("tags", PrimitiveSchemaDefinition::multi_select(["a", "b"]));
+    let schema = FormSchema::builder()
+        .required("name", PropertySchema::text())
+        .property("age", PropertySchema::integer())
+        .property("color", PropertySchema::single_select(["red"]))
+        .property("tags", PropertySchema::multi_select(["a", "b"]))
+        .build()
+        .unwrap();
     let content = |v: Value| -> BTreeMap<String, ElicitValue> { from(v) };
     assert!(
         schema
