@@ -321,6 +321,11 @@ const fn is_option(options: &[FormOption], value: &str) -> bool {
     false
 }
 
+/// Whether a multi-select field has at least `min_items` options.
+pub const fn min_items_ok<T: MultiSelectField + ?Sized>(min_items: u64) -> bool {
+    min_items <= T::__OPTIONS.len() as u64
+}
+
 /// Whether a string default fits the field: any text for a text field, one of the
 /// options for a select.
 pub const fn str_default_ok<T: StrDefault + ?Sized>(value: &str) -> bool {
