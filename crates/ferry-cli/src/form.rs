@@ -10,35 +10,22 @@ use std::collections::BTreeMap;
 use console::style;
 use ferry_client::FormRequest;
 use ferry_client::ferry_protocol::elicitation::{
-    ElicitResult, ElicitValue, EnumOption, NumberKind, PrimitiveSchemaDefinition, RequestedSchema,
-    StringFormat,
+    ElicitResult, ElicitValue, FormProperty, FormSchema, PropertyKind, SelectOption, StringFormat,
 };
-use ferry_form::FormSchema;
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Number};
 
 use crate::term::{Cancelled, Prompter, sanitize};
 
-/// Checks answers against the form's schema: with `ferry-form` (lengths, formats, bounds,
-/// item counts), or with the protocol's own kind checks when the schema is outside what
-/// `ferry-form` accepts.
-pub struct Validator {
-    full: Option<FormSchema>,
-    schema: RequestedSchema,
+/// Checks answers against the form's schema: kinds, lengths, formats, bounds, options and
+/// item counts.
+pub struct Validator<'a> {
+    schema: &'a FormSchema,
 }
 
-impl Validator {
+impl<'a> Validator<'a> {
     /// A validator for `schema`.
-    pub fn new(schema: &RequestedSchema) -> Self {
-        let full = serde_json::to_value(schema)
-            .ok()
-            .and_then(|v| FormSchema::from_value(v).ok());
-        if full.is_none() {
-            tracing::debug!("the form schema is outside ferry-form's subset; checking kinds only");
-        }
-        Validator {
-            full,
-            schema: schema.clone(),
-        }
+    pub fn new(schema: &'a FormSchema) -> Self {
+        Validator { schema }
     }
 
     /// Checks one field's answer (`None`: left empty).
@@ -50,41 +37,25 @@ impl Validator {
                 Ok(())
             };
         };
-        match &self.full {
-            Some(full) => {
-                let mut content = Map::new();
-                content.insert(name.to_owned(), value.to_value());
-                match full
-                    .content_errors(&content)
-                    .into_iter()
-                    .find(|e| e.property() == Some(name))
-                {
-                    Some(e) => Err(strip_property(&e.to_string(), name)),
-                    None => Ok(()),
-                }
-            }
-            None => match self.schema.property(name) {
-                Some(p) => p.check(value),
-                None => Err(format!("the form has no field {name}")),
-            },
+        if self.schema.property(name).is_none() {
+            return Err(format!("the form has no field {name}"));
+        }
+        let mut content = Map::new();
+        content.insert(name.to_owned(), value.to_value());
+        match self
+            .schema
+            .content_errors(&content)
+            .into_iter()
+            .find(|e| e.property() == Some(name))
+        {
+            Some(e) => Err(strip_property(&e.to_string(), name)),
+            None => Ok(()),
         }
     }
 
-    /// Checks a whole answer.
+    /// Checks a whole answer, refusing fields the form does not have.
     pub fn all(&self, content: &BTreeMap<String, ElicitValue>) -> Result<(), String> {
-        match &self.full {
-            Some(full) => {
-                let map: Map<String, Value> = content
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.to_value()))
-                    .collect();
-                full.validate_content(&map).map_err(|e| e.to_string())?;
-                // ferry-form ignores unknown keys, as JSON Schema does; the protocol's
-                // check refuses them.
-                self.schema.check(content)
-            }
-            None => self.schema.check(content),
-        }
+        self.schema.check(content).map_err(|e| e.to_string())
     }
 }
 
@@ -167,27 +138,20 @@ fn run(
     let mut values: BTreeMap<String, ElicitValue> = BTreeMap::new();
     for field in request.fields() {
         let start = initial.get(field.name);
-        if let Some(v) = ask_field(
-            p,
-            &validator,
-            field.name,
-            field.schema,
-            field.required,
-            start,
-        )? {
+        if let Some(v) = ask_field(p, &validator, field, start)? {
             values.insert(field.name.to_owned(), v);
         }
     }
     loop {
         p.say("");
         p.say(&style("Your answers:").for_stderr().bold().to_string());
-        if request.schema.properties.is_empty() {
+        if request.schema.is_empty() {
             p.say("  (this form has no fields)");
         }
         for field in request.fields() {
             let shown = values
                 .get(field.name)
-                .map(|v| show_value(field.schema, v))
+                .map(|v| show_value(field, v))
                 .unwrap_or_else(|| "—".to_owned());
             p.say(&format!("  {}: {}", sanitize(field.label(), false), shown));
         }
@@ -209,16 +173,9 @@ fn run(
                     fields.iter().map(|f| sanitize(f.label(), false)).collect();
                 items.push("(back)".into());
                 let i = p.select("Which answer?", &items, 0)?;
-                if let Some(f) = fields.get(i) {
+                if let Some(&f) = fields.get(i) {
                     let current = values.get(f.name).cloned();
-                    match ask_field(
-                        p,
-                        &validator,
-                        f.name,
-                        f.schema,
-                        f.required,
-                        current.as_ref(),
-                    )? {
+                    match ask_field(p, &validator, f, current.as_ref())? {
                         Some(v) => values.insert(f.name.to_owned(), v),
                         None => values.remove(f.name),
                     };
@@ -231,34 +188,16 @@ fn run(
 }
 
 /// The label a field is asked with: its title, `*` when required, and hints on what fits.
-fn prompt_label(name: &str, schema: &PrimitiveSchemaDefinition, required: bool) -> String {
-    let field = ferry_client::FormField {
-        name,
-        schema,
-        required,
-    };
+fn prompt_label(field: FormProperty<'_>) -> String {
     let mut label = sanitize(field.label(), false);
-    if required {
+    if field.required {
         label.push_str(" *");
     }
-    let hint = hint(schema);
+    let hint = hint(field);
     if !hint.is_empty() {
         label.push_str(&format!(" ({hint})"));
     }
     label
-}
-
-fn description(schema: &PrimitiveSchemaDefinition) -> Option<&str> {
-    match schema {
-        PrimitiveSchemaDefinition::String(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::Number(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::Boolean(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::UntitledSingleSelectEnum(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::TitledSingleSelectEnum(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::UntitledMultiSelectEnum(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::TitledMultiSelectEnum(s) => s.description.as_deref(),
-        PrimitiveSchemaDefinition::LegacyTitledEnum(s) => s.description.as_deref(),
-    }
 }
 
 fn range(lo: Option<String>, hi: Option<String>, unit: &str) -> Option<String> {
@@ -271,20 +210,28 @@ fn range(lo: Option<String>, hi: Option<String>, unit: &str) -> Option<String> {
     }
 }
 
-fn number_text(n: f64) -> String {
-    if n.fract() == 0.0 && n.abs() < 1e15 {
-        format!("{}", n as i64)
-    } else {
-        format!("{n}")
+/// A bound for a hint: `18` (also for `18.0`), `0.5`.
+fn number_text(n: &Number) -> String {
+    match n.as_f64() {
+        _ if n.is_i64() || n.is_u64() => n.to_string(),
+        Some(f) if f.fract() == 0.0 && f.abs() < 1e15 => format!("{}", f as i64),
+        Some(f) => format!("{f}"),
+        None => n.to_string(),
     }
 }
 
 /// What fits in a field, e.g. "email", "integer, 1 to 10", "pick 1 to 3".
-pub fn hint(schema: &PrimitiveSchemaDefinition) -> String {
+pub fn hint(field: FormProperty<'_>) -> String {
+    let count = |n: &Option<u64>| n.map(|n| n.to_string());
     let mut parts: Vec<String> = Vec::new();
-    match schema {
-        PrimitiveSchemaDefinition::String(s) => {
-            if let Some(f) = s.format {
+    match field.kind() {
+        PropertyKind::Text {
+            min_length,
+            max_length,
+            format,
+            ..
+        } => {
+            if let Some(f) = format {
                 parts.push(
                     match f {
                         StringFormat::Email => "email",
@@ -295,39 +242,31 @@ pub fn hint(schema: &PrimitiveSchemaDefinition) -> String {
                     .to_owned(),
                 );
             }
-            let plural = |n: Option<u64>| n.map(|n| n.to_string());
-            if let Some(r) = range(plural(s.min_length), plural(s.max_length), " characters") {
+            if let Some(r) = range(count(min_length), count(max_length), " characters") {
                 parts.push(r);
             }
         }
-        PrimitiveSchemaDefinition::Number(s) => {
-            parts.push(
-                if s.kind == NumberKind::Integer {
-                    "whole number"
-                } else {
-                    "number"
-                }
-                .into(),
-            );
-            if let Some(r) = range(s.minimum.map(number_text), s.maximum.map(number_text), "") {
+        PropertyKind::Number {
+            integer,
+            minimum,
+            maximum,
+            ..
+        } => {
+            parts.push(if *integer { "whole number" } else { "number" }.into());
+            if let Some(r) = range(
+                minimum.as_ref().map(number_text),
+                maximum.as_ref().map(number_text),
+                "",
+            ) {
                 parts.push(r);
             }
         }
-        PrimitiveSchemaDefinition::UntitledMultiSelectEnum(s) => {
-            if let Some(r) = range(
-                s.min_items.map(|n| n.to_string()),
-                s.max_items.map(|n| n.to_string()),
-                "",
-            ) {
-                parts.push(format!("pick {r}"));
-            }
-        }
-        PrimitiveSchemaDefinition::TitledMultiSelectEnum(s) => {
-            if let Some(r) = range(
-                s.min_items.map(|n| n.to_string()),
-                s.max_items.map(|n| n.to_string()),
-                "",
-            ) {
+        PropertyKind::MultiSelect {
+            min_items,
+            max_items,
+            ..
+        } => {
+            if let Some(r) = range(count(min_items), count(max_items), "") {
                 parts.push(format!("pick {r}"));
             }
         }
@@ -336,60 +275,45 @@ pub fn hint(schema: &PrimitiveSchemaDefinition) -> String {
     parts.join(", ")
 }
 
-/// The options of a select field: (value, label).
-pub fn options(schema: &PrimitiveSchemaDefinition) -> Option<Vec<(String, String)>> {
-    let titled = |o: &[EnumOption]| {
-        o.iter()
-            .map(|o| (o.value.clone(), o.title.clone()))
-            .collect()
-    };
-    let plain = |v: &[String]| v.iter().map(|v| (v.clone(), v.clone())).collect();
-    Some(match schema {
-        PrimitiveSchemaDefinition::UntitledSingleSelectEnum(s) => plain(&s.enum_values),
-        PrimitiveSchemaDefinition::TitledSingleSelectEnum(s) => titled(&s.one_of),
-        PrimitiveSchemaDefinition::LegacyTitledEnum(s) => s
-            .enum_values
-            .iter()
-            .enumerate()
-            .map(|(i, v)| {
-                let title = s
-                    .enum_names
-                    .as_ref()
-                    .and_then(|n| n.get(i))
-                    .cloned()
-                    .unwrap_or_else(|| v.clone());
-                (v.clone(), title)
-            })
-            .collect(),
-        PrimitiveSchemaDefinition::UntitledMultiSelectEnum(s) => plain(&s.items.enum_values),
-        PrimitiveSchemaDefinition::TitledMultiSelectEnum(s) => titled(&s.items.any_of),
-        _ => return None,
-    })
+/// Whether `word` appears in `text` on its own, not inside a longer word.
+fn names(text: &str, word: &str) -> bool {
+    !word.is_empty()
+        && text.match_indices(word).any(|(i, _)| {
+            let before = text[..i].chars().next_back();
+            let after = text[i + word.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
 }
 
-fn option_label(value: &str, title: &str) -> String {
-    if value == title {
-        sanitize(value, false)
+/// How an option is shown: its label, and its value too when the label does not already
+/// name it (`Large (l)`, but `Landscape (16:9)` for a label that names its value).
+fn option_text(option: &SelectOption) -> (String, Option<String>) {
+    let label = sanitize(option.label(), false);
+    let value = option.value();
+    if names(option.label(), value) {
+        (label, None)
     } else {
-        format!(
-            "{} ({})",
-            sanitize(title, false),
-            style(sanitize(value, false)).for_stderr().dim()
-        )
+        (label, Some(sanitize(value, false)))
+    }
+}
+
+fn option_label(option: &SelectOption) -> String {
+    match option_text(option) {
+        (label, None) => label,
+        (label, Some(value)) => format!("{label} ({})", style(value).for_stderr().dim()),
     }
 }
 
 /// How an answer is shown in the review.
-pub fn show_value(schema: &PrimitiveSchemaDefinition, value: &ElicitValue) -> String {
+pub fn show_value(field: FormProperty<'_>, value: &ElicitValue) -> String {
     let title_of = |v: &str| {
-        options(schema)
-            .and_then(|o| o.into_iter().find(|(val, _)| val == v))
-            .map(|(val, title)| {
-                if val == title {
-                    sanitize(&val, false)
-                } else {
-                    format!("{} ({})", sanitize(&title, false), sanitize(&val, false))
-                }
+        field
+            .schema
+            .options()
+            .and_then(|o| o.iter().find(|o| o.value() == v))
+            .map(|o| match option_text(o) {
+                (label, None) => label,
+                (label, Some(value)) => format!("{label} ({value})"),
             })
             .unwrap_or_else(|| sanitize(v, false))
     };
@@ -406,8 +330,8 @@ pub fn show_value(schema: &PrimitiveSchemaDefinition, value: &ElicitValue) -> St
     }
 }
 
-/// Reads a number typed for a field.
-pub fn parse_number(text: &str, kind: NumberKind) -> Result<Number, String> {
+/// Reads a number typed for a field; `integer` refuses fractions.
+pub fn parse_number(text: &str, integer: bool) -> Result<Number, String> {
     let t = text.trim();
     if let Ok(i) = t.parse::<i64>() {
         return Ok(Number::from(i));
@@ -417,7 +341,7 @@ pub fn parse_number(text: &str, kind: NumberKind) -> Result<Number, String> {
         .ok()
         .filter(|f: &f64| f.is_finite())
         .ok_or_else(|| format!("{t:?} is not a number"))?;
-    if kind == NumberKind::Integer {
+    if integer {
         if f.fract() != 0.0 {
             return Err(format!("{t} is not a whole number"));
         }
@@ -431,19 +355,13 @@ pub fn parse_number(text: &str, kind: NumberKind) -> Result<Number, String> {
 /// Asks one field until its answer fits. `None`: left empty (optional fields only).
 fn ask_field(
     p: &mut dyn Prompter,
-    validator: &Validator,
-    name: &str,
-    schema: &PrimitiveSchemaDefinition,
-    required: bool,
+    validator: &Validator<'_>,
+    field: FormProperty<'_>,
     start: Option<&ElicitValue>,
 ) -> Result<Option<ElicitValue>, Cancelled> {
-    let label = prompt_label(name, schema, required);
-    let field = ferry_client::FormField {
-        name,
-        schema,
-        required,
-    };
-    if let Some(d) = description(schema).filter(|d| *d != field.label()) {
+    let (name, required) = (field.name, field.required);
+    let label = prompt_label(field);
+    if let Some(d) = field.description().filter(|d| *d != field.label()) {
         p.say(
             &style(format!("  {}", sanitize(d, true)))
                 .for_stderr()
@@ -453,13 +371,13 @@ fn ask_field(
     }
     let mut current: Option<ElicitValue> = start.cloned();
     loop {
-        let answer = match schema {
-            PrimitiveSchemaDefinition::String(_) => {
+        let answer = match field.kind() {
+            PropertyKind::Text { .. } => {
                 let initial = current.as_ref().and_then(ElicitValue::as_str).unwrap_or("");
                 let text = p.text(&label, initial)?;
                 (!text.is_empty()).then_some(ElicitValue::String(text))
             }
-            PrimitiveSchemaDefinition::Number(n) => {
+            PropertyKind::Number { integer, .. } => {
                 let initial = current
                     .as_ref()
                     .map(|v| v.to_value().to_string())
@@ -468,7 +386,7 @@ fn ask_field(
                 if text.trim().is_empty() {
                     None
                 } else {
-                    match parse_number(&text, n.kind) {
+                    match parse_number(&text, *integer) {
                         Ok(n) => Some(ElicitValue::Number(n)),
                         Err(why) => {
                             p.warn(&why);
@@ -477,7 +395,7 @@ fn ask_field(
                     }
                 }
             }
-            PrimitiveSchemaDefinition::Boolean(_) => {
+            PropertyKind::Boolean => {
                 let default = current.as_ref().and_then(ElicitValue::as_bool);
                 if required || default.is_some() {
                     Some(ElicitValue::Bool(p.confirm(&label, default)?))
@@ -490,21 +408,22 @@ fn ask_field(
                     }
                 }
             }
-            PrimitiveSchemaDefinition::UntitledMultiSelectEnum(_)
-            | PrimitiveSchemaDefinition::TitledMultiSelectEnum(_) => {
-                let opts = options(schema).unwrap_or_default();
+            PropertyKind::MultiSelect { options, .. } => {
                 let chosen = current
                     .as_ref()
                     .and_then(ElicitValue::as_string_array)
                     .unwrap_or(&[]);
-                let items: Vec<String> = opts.iter().map(|(v, t)| option_label(v, t)).collect();
-                let checked: Vec<bool> = opts.iter().map(|(v, _)| chosen.contains(v)).collect();
+                let items: Vec<String> = options.iter().map(option_label).collect();
+                let checked: Vec<bool> = options
+                    .iter()
+                    .map(|o| chosen.iter().any(|c| c == o.value()))
+                    .collect();
                 let ticks = p.multi_select(&label, &items, &checked)?;
-                let picked: Vec<String> = opts
+                let picked: Vec<String> = options
                     .iter()
                     .zip(ticks)
                     .filter(|(_, t)| *t)
-                    .map(|((v, _), _)| v.clone())
+                    .map(|(o, _)| o.value().to_owned())
                     .collect();
                 if picked.is_empty() && !required && current.is_none() {
                     None
@@ -513,18 +432,19 @@ fn ask_field(
                 }
             }
             _ => {
-                let opts = options(schema).unwrap_or_default();
-                let mut items: Vec<String> = opts.iter().map(|(v, t)| option_label(v, t)).collect();
+                let opts = field.schema.options().unwrap_or_default();
+                let mut items: Vec<String> = opts.iter().map(option_label).collect();
                 if !required {
                     items.push("(no answer)".into());
                 }
                 let default = current
                     .as_ref()
                     .and_then(ElicitValue::as_str)
-                    .and_then(|c| opts.iter().position(|(v, _)| v == c))
+                    .and_then(|c| opts.iter().position(|o| o.value() == c))
                     .unwrap_or(if required { 0 } else { opts.len() });
                 let i = p.select(&label, &items, default)?;
-                opts.get(i).map(|(v, _)| ElicitValue::String(v.clone()))
+                opts.get(i)
+                    .map(|o| ElicitValue::String(o.value().to_owned()))
             }
         };
         match validator.field(name, answer.as_ref()) {
@@ -543,7 +463,7 @@ mod tests {
     use crate::term::script::{Script, Step};
     use ferry_client::ferry_protocol::elicitation::ElicitAction;
     use ferry_client::{AskContext, AskOrigin, AskingServer};
-    use serde_json::json;
+    use serde_json::{Value, json};
 
     fn request(schema: Value) -> FormRequest {
         FormRequest {
@@ -734,31 +654,19 @@ mod tests {
 
     #[test]
     fn numbers() {
-        assert_eq!(
-            parse_number("42", NumberKind::Integer).unwrap(),
-            Number::from(42)
-        );
-        assert_eq!(
-            parse_number(" 4.0 ", NumberKind::Integer).unwrap(),
-            Number::from(4)
-        );
-        assert!(parse_number("4.5", NumberKind::Integer).is_err());
-        assert_eq!(
-            parse_number("-1.25", NumberKind::Number).unwrap().as_f64(),
-            Some(-1.25)
-        );
-        assert_eq!(
-            parse_number("7", NumberKind::Number).unwrap(),
-            Number::from(7)
-        );
-        assert!(parse_number("abc", NumberKind::Number).is_err());
-        assert!(parse_number("inf", NumberKind::Number).is_err());
-        assert!(parse_number("NaN", NumberKind::Number).is_err());
+        assert_eq!(parse_number("42", true).unwrap(), Number::from(42));
+        assert_eq!(parse_number(" 4.0 ", true).unwrap(), Number::from(4));
+        assert!(parse_number("4.5", true).is_err());
+        assert_eq!(parse_number("-1.25", false).unwrap().as_f64(), Some(-1.25));
+        assert_eq!(parse_number("7", false).unwrap(), Number::from(7));
+        assert!(parse_number("abc", false).is_err());
+        assert!(parse_number("inf", false).is_err());
+        assert!(parse_number("NaN", false).is_err());
     }
 
     #[test]
     fn validator_checks_kinds_when_the_schema_is_unusual() {
-        let schema: RequestedSchema = serde_json::from_value(json!({
+        let schema: FormSchema = serde_json::from_value(json!({
             "type": "object",
             "properties": {"x": {"type": "string", "enum": ["a"]}},
             "required": ["x"]
@@ -769,5 +677,60 @@ mod tests {
         assert!(v.field("x", Some(&ElicitValue::from("b"))).is_err());
         assert_eq!(v.field("x", None), Err("an answer is required".into()));
         assert!(v.all(&BTreeMap::new()).is_err());
+    }
+
+    #[test]
+    fn an_option_whose_title_names_its_value_is_shown_once() {
+        let req = request(json!({"type": "object", "properties": {
+            "ratio": {"type": "string", "title": "Aspect ratio", "oneOf": [
+                {"const": "16:9", "title": "Landscape (16:9)"},
+                {"const": "sq", "title": "Square"}
+            ]}
+        }, "required": ["ratio"]}));
+        let mut s = Script::new([Step::Pick("Landscape (16:9)"), Step::Pick("Send")]);
+        let r = fill(&mut s, &req, &BTreeMap::new());
+        assert_eq!(content(&r), json!({"ratio": "16:9"}));
+        let shown = console::strip_ansi_codes(&s.shown.join("\n")).into_owned();
+        assert!(!shown.contains("(16:9) (16:9)"), "{shown}");
+        assert!(shown.contains("\"Landscape (16:9)\""), "{shown}");
+        assert!(shown.contains("\"Square (sq)\""), "{shown}");
+        assert!(
+            shown.contains("Aspect ratio: Landscape (16:9)\n"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn a_value_inside_a_longer_word_is_still_shown() {
+        assert!(names("Landscape (16:9)", "16:9"));
+        assert!(names("red", "red"));
+        assert!(!names("Large", "e"));
+        assert!(!names("Rust", "rs"));
+        assert!(!names("Greenish", "green"));
+        let (label, value) = option_text(&SelectOption::titled("e", "Large"));
+        assert_eq!((label.as_str(), value.as_deref()), ("Large", Some("e")));
+    }
+
+    #[test]
+    fn forms_from_other_servers_are_checked_in_full() {
+        // A schema generated from a model class carries keywords outside the subset
+        // (a root `title`); the client reads it leniently and still checks every rule.
+        let params: ferry_client::ferry_protocol::elicitation::ElicitRequestFormParams =
+            serde_json::from_value(json!({
+                "message": "Who?",
+                "requestedSchema": {"title": "Person", "type": "object", "properties": {
+                    "email": {"type": "string", "format": "email", "title": "Email"}
+                }, "required": ["email"]}
+            }))
+            .unwrap();
+        let v = Validator::new(&params.requested_schema);
+        assert_eq!(
+            v.field("email", Some(&ElicitValue::from("nope"))),
+            Err("not a valid email".into())
+        );
+        assert!(
+            v.field("email", Some(&ElicitValue::from("a@example.com")))
+                .is_ok()
+        );
     }
 }

@@ -88,7 +88,7 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
 }
 
 enum Mode {
-    Form(ferry_protocol::elicitation::RequestedSchema),
+    Form(ferry_protocol::elicitation::FormSchema),
     Url(String, Option<String>),
 }
 

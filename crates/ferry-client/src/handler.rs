@@ -17,9 +17,7 @@ use std::sync::Arc;
 
 use ferry_protocol::ClientCapabilities;
 use ferry_protocol::common::Implementation;
-use ferry_protocol::elicitation::{
-    ElicitResult, ElicitValue, NumberKind, PrimitiveSchemaDefinition, RequestedSchema,
-};
+use ferry_protocol::elicitation::{ElicitResult, ElicitValue, FormError, FormProperty, FormSchema};
 use ferry_protocol::roots::Root;
 use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
 
@@ -195,94 +193,29 @@ pub struct FormRequest {
     pub context: AskContext,
     /// What is being asked.
     pub message: String,
-    /// The fields, in display order.
-    pub schema: RequestedSchema,
+    /// The fields, in display order. Keywords outside the spec's subset were dropped when
+    /// the request was read ([`FormSchema::from_value_lenient`]).
+    pub schema: FormSchema,
 }
 
 impl FormRequest {
     /// The fields with their schema and whether they are required, in display order.
-    pub fn fields(&self) -> impl Iterator<Item = FormField<'_>> {
-        self.schema
-            .properties
-            .iter()
-            .map(|(name, schema)| FormField {
-                name,
-                schema,
-                required: self.schema.is_required(name),
-            })
+    pub fn fields(&self) -> impl Iterator<Item = FormProperty<'_>> {
+        self.schema.properties()
     }
 
     /// The values the schema pre-fills (`default`), ready to show or to accept as is.
     pub fn defaults(&self) -> BTreeMap<String, ElicitValue> {
         self.fields()
-            .filter_map(|f| f.default_value().map(|v| (f.name.to_owned(), v)))
+            .filter_map(|f| f.schema.default_value().map(|v| (f.name.to_owned(), v)))
             .collect()
     }
 
-    /// Checks submitted content against the form: required fields present, values of the
-    /// right kind, select values allowed.
-    pub fn check(&self, content: &BTreeMap<String, ElicitValue>) -> Result<(), String> {
+    /// Checks submitted content against the form ([`FormSchema::check`]): required
+    /// fields present, no field the form lacks, and each value of its field's kind within
+    /// its constraints (lengths, formats, bounds, options, item counts).
+    pub fn check(&self, content: &BTreeMap<String, ElicitValue>) -> Result<(), FormError> {
         self.schema.check(content)
-    }
-}
-
-/// One field of a [`FormRequest`].
-#[derive(Clone, Copy, Debug)]
-pub struct FormField<'a> {
-    /// The field's name (the key in the answer).
-    pub name: &'a str,
-    /// Its schema.
-    pub schema: &'a PrimitiveSchemaDefinition,
-    /// Whether it must be filled in.
-    pub required: bool,
-}
-
-impl FormField<'_> {
-    /// The label to show: the schema's title, or else the name.
-    pub fn label(&self) -> &str {
-        let title = match self.schema {
-            PrimitiveSchemaDefinition::String(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::Number(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::Boolean(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::UntitledSingleSelectEnum(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::TitledSingleSelectEnum(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::UntitledMultiSelectEnum(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::TitledMultiSelectEnum(s) => s.title.as_deref(),
-            PrimitiveSchemaDefinition::LegacyTitledEnum(s) => s.title.as_deref(),
-        };
-        title.unwrap_or(self.name)
-    }
-
-    /// The field's `default`, as an answer value.
-    pub fn default_value(&self) -> Option<ElicitValue> {
-        match self.schema {
-            PrimitiveSchemaDefinition::String(s) => s.default.clone().map(ElicitValue::String),
-            PrimitiveSchemaDefinition::Number(s) => {
-                let d = s.default?;
-                let n = if s.kind == NumberKind::Integer && d.fract() == 0.0 && d.abs() < 9.0e15 {
-                    serde_json::Number::from(d as i64)
-                } else {
-                    serde_json::Number::from_f64(d)?
-                };
-                Some(ElicitValue::Number(n))
-            }
-            PrimitiveSchemaDefinition::Boolean(s) => s.default.map(ElicitValue::Bool),
-            PrimitiveSchemaDefinition::UntitledSingleSelectEnum(s) => {
-                s.default.clone().map(ElicitValue::String)
-            }
-            PrimitiveSchemaDefinition::TitledSingleSelectEnum(s) => {
-                s.default.clone().map(ElicitValue::String)
-            }
-            PrimitiveSchemaDefinition::LegacyTitledEnum(s) => {
-                s.default.clone().map(ElicitValue::String)
-            }
-            PrimitiveSchemaDefinition::UntitledMultiSelectEnum(s) => {
-                s.default.clone().map(ElicitValue::StringArray)
-            }
-            PrimitiveSchemaDefinition::TitledMultiSelectEnum(s) => {
-                s.default.clone().map(ElicitValue::StringArray)
-            }
-        }
     }
 }
 

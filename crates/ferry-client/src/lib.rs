@@ -87,8 +87,8 @@ pub use client::Client;
 pub use era::{Era, EraCache, EraMode, KnownEra};
 pub use error::{Error, Result, RpcError};
 pub use handler::{
-    AskContext, AskOrigin, AskingServer, FnHandler, FormField, FormRequest, HandlerCapabilities,
-    InputHandler, NoInput, RootsRequest, SamplingRequest, UrlRequest,
+    AskContext, AskOrigin, AskingServer, FnHandler, FormRequest, HandlerCapabilities, InputHandler,
+    NoInput, RootsRequest, SamplingRequest, UrlRequest,
 };
 pub use listen::{ServerNotification, Subscription};
 pub use mrtr::Retry;

@@ -14,9 +14,7 @@ use std::collections::BTreeMap;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use ferry_client::ferry_protocol::elicitation::{
-    ElicitResult, ElicitValue, NumberKind, PrimitiveSchemaDefinition,
-};
+use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue, PropertyKind};
 use ferry_client::{Client, FnHandler, FormRequest};
 use serde_json::{Value, json};
 
@@ -164,32 +162,30 @@ fn fill(form: &FormRequest) -> BTreeMap<String, ElicitValue> {
         if answer.contains_key(field.name) {
             continue;
         }
-        let value = match field.schema {
-            PrimitiveSchemaDefinition::Boolean(_) => ElicitValue::Bool(true),
-            PrimitiveSchemaDefinition::Number(n) => {
-                let v = n.minimum.unwrap_or(0.0);
-                match n.kind {
-                    NumberKind::Integer => ElicitValue::Number((v.ceil() as i64).into()),
-                    NumberKind::Number => serde_json::Number::from_f64(v)
-                        .map(ElicitValue::Number)
-                        .unwrap_or(ElicitValue::Number(0.into())),
-                }
-            }
-            PrimitiveSchemaDefinition::UntitledMultiSelectEnum(_)
-            | PrimitiveSchemaDefinition::TitledMultiSelectEnum(_) => ElicitValue::StringArray(
-                field
-                    .schema
-                    .allowed_values()
-                    .and_then(|v| v.first().map(|s| vec![(*s).to_owned()]))
-                    .unwrap_or_default(),
-            ),
-            schema => match schema
-                .allowed_values()
-                .and_then(|v| v.first().map(|s| (*s).to_owned()))
-            {
-                Some(first) => ElicitValue::String(first),
-                None => ElicitValue::String("conformance".into()),
+        let first = field
+            .schema
+            .options()
+            .and_then(|o| o.first())
+            .map(|o| o.value().to_owned());
+        let value = match field.kind() {
+            PropertyKind::Boolean => ElicitValue::Bool(true),
+            PropertyKind::Number {
+                integer, minimum, ..
+            } => match minimum {
+                // The smallest whole number the bound allows.
+                Some(n) if *integer => ElicitValue::Number(
+                    n.as_i64()
+                        .or_else(|| n.as_f64().map(|f| f.ceil() as i64))
+                        .unwrap_or(0)
+                        .into(),
+                ),
+                Some(n) => ElicitValue::Number(n.clone()),
+                None => ElicitValue::Number(0.into()),
             },
+            PropertyKind::MultiSelect { .. } => {
+                ElicitValue::StringArray(first.into_iter().collect())
+            }
+            _ => ElicitValue::String(first.unwrap_or_else(|| "conformance".into())),
         };
         answer.insert(field.name.to_owned(), value);
     }

@@ -303,8 +303,16 @@ fn field_block(
     if let Some((key, _)) = form.min_items.as_ref().or(form.max_items.as_ref()) {
         checks.push(marker_check(key.span(), "multi_select_field"));
     }
-    if let Some((_, n)) = &form.min_items {
+    if let Some((key, n)) = &form.min_items {
         setters.push(quote!(__ferry_property.set_min_items(#n);));
+        let span = key.span();
+        let ty = respan(ty_tokens.clone(), span);
+        let message = panic_message(&format!(
+            "field `{bare}`: min_items {n} is more than the number of options of the \
+             field's enum"
+        ));
+        let call = respan(quote!(#krate::__private::min_items_ok::<#ty>(#n)), span);
+        checks.push(quote_spanned!(span=> const _: () = ::core::assert!(#call, #message);));
     }
     if let Some((_, n)) = &form.max_items {
         setters.push(quote!(__ferry_property.set_max_items(#n);));

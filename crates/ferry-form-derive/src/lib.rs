@@ -65,8 +65,8 @@ use syn::{DeriveInput, parse_macro_input};
 /// An option on a field of the wrong kind is a compile error, and so is a default that
 /// is not an option of the field's enum, a default or bound that is not a whole number
 /// for an integer field or does not fit the field's type, a default outside the field's
-/// own bounds or lengths, a default that does not match the field's `format`, and a
-/// lower bound above an upper one. The doc comment becomes the description with each
+/// own bounds or lengths, a default that does not match the field's `format`, a lower
+/// bound above an upper one, and a `min_items` above the number of the enum's options. The doc comment becomes the description with each
 /// line trimmed and the lines of a paragraph joined with spaces; `description = ""`
 /// leaves it out.
 ///

@@ -73,20 +73,19 @@
 //! field, a `default` that is not one of an enum's options, or a `minimum` that does not
 //! fit a `u8` do not compile. See [`derive@Form`] for the options.
 //!
-//! # Forms as plain JSON
+//! # One model of a form
 //!
-//! Servers that build forms at run time and clients that render them work with JSON:
-//! [`FormSchema::from_value`] accepts exactly the spec's subset and refuses anything else
-//! with an error naming the property, [`FormSchema::validate_content`] checks an answer,
-//! and [`FormSchema::defaults`] lists the values to pre-fill.
+//! [`FormSchema`] is `ferry-protocol`'s model of a `requestedSchema`
+//! ([`ferry_protocol::elicitation`]), re-exported here: what the derive builds is what a
+//! server sends and what a client reads. Servers that build forms at run time and clients
+//! that render them use the same type: [`FormSchema::from_value`] accepts exactly the
+//! spec's subset and refuses anything else with an error naming the property,
+//! [`FormSchema::builder`] builds one in code, [`FormSchema::properties`] reads each
+//! property back as a typed [`FormProperty`], [`FormSchema::validate_content`] checks an
+//! answer, and [`FormSchema::defaults`] lists the values to pre-fill.
 #![forbid(unsafe_code)]
 
-mod error;
 mod field;
-mod format;
-mod model;
-mod schema;
-mod validate;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -95,13 +94,15 @@ pub mod __private;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-pub use error::FormError;
 pub use ferry_form_derive::{Form, FormEnum};
+pub use ferry_protocol::elicitation::{
+    BooleanSchema, FormError, FormProperty, FormSchema, FormSchemaBuilder, MultiSelectSchema,
+    NumberSchema, PropertyKind, PropertySchema, SelectOption, SelectStyle, SingleSelectSchema,
+    StringFormat, TextSchema,
+};
 pub use field::{
     BooleanField, FormEnum, FormField, FormOption, MultiSelectField, NumberField, StringField,
 };
-pub use format::StringFormat;
-pub use schema::FormSchema;
 
 /// Re-exported so that users name the same `serde_json` as this crate's signatures.
 pub use serde_json;
@@ -201,7 +202,7 @@ pub fn parse_content_with<T: Form>(
     content: &Map<String, Value>,
 ) -> Result<T, FormError> {
     schema.validate_content(content)?;
-    let normalized = schema.normalize(content);
+    let normalized = schema.normalize_content(content);
     let value = Value::Object(normalized);
     T::deserialize(&value).map_err(|e| {
         value

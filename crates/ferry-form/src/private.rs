@@ -4,10 +4,14 @@
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Number, Value};
 
-use crate::model::{Choice, Kind, Prop, SelectStyle};
+use ferry_protocol::elicitation::{
+    BooleanSchema, FormSchemaBuilder, MultiSelectSchema, NumberSchema, SingleSelectSchema,
+    TextSchema,
+};
+
 use crate::{
     BooleanField, FormError, FormField, FormOption, FormSchema, MultiSelectField, NumberField,
-    StringField, StringFormat,
+    PropertySchema, SelectOption, StringField, StringFormat,
 };
 
 pub use serde_json;
@@ -25,23 +29,43 @@ pub trait StrDefault {
     const OPTIONS: Option<&'static [FormOption]>;
 }
 
-/// One property under construction.
+/// The builder of one property, by kind.
 #[derive(Debug, Clone)]
-pub struct Property {
-    prop: Prop,
+enum Kind {
+    Text(TextSchema),
+    Number(NumberSchema),
+    Boolean(BooleanSchema),
+    Select(SingleSelectSchema),
+    MultiSelect(MultiSelectSchema),
 }
 
-fn choices(options: &[FormOption]) -> Vec<Choice> {
-    options
-        .iter()
-        .map(|o| Choice {
-            value: o.value.to_owned(),
-            title: o.title.map(str::to_owned),
-        })
-        .collect()
+/// One property under construction. The derive applies only the options that fit the
+/// field's kind (checked while compiling); others leave it unchanged.
+#[derive(Debug, Clone)]
+pub struct Property {
+    kind: Kind,
+    required: bool,
+}
+
+fn titled(options: &[FormOption]) -> bool {
+    options.iter().any(|o| o.title.is_some())
+}
+
+fn select_options(options: &[FormOption]) -> impl Iterator<Item = SelectOption> + '_ {
+    options.iter().map(|o| match o.title {
+        Some(title) => SelectOption::titled(o.value, title),
+        None => SelectOption::new(o.value),
+    })
 }
 
 impl Property {
+    fn new(kind: Kind) -> Property {
+        Property {
+            kind,
+            required: true,
+        }
+    }
+
     /// The base property of a field type.
     pub fn of<T: FormField + ?Sized>() -> Property {
         T::__property()
@@ -49,127 +73,156 @@ impl Property {
 
     /// `{"type": "string"}`.
     pub fn text() -> Property {
-        Property {
-            prop: Prop::new(Kind::Text {
-                min_length: None,
-                max_length: None,
-                format: None,
-            }),
-        }
+        Property::new(Kind::Text(PropertySchema::text()))
     }
 
     /// `{"type": "integer"}` or `{"type": "number"}`.
     pub fn number(integer: bool) -> Property {
-        Property {
-            prop: Prop::new(Kind::Number {
-                integer,
-                minimum: None,
-                maximum: None,
-            }),
-        }
+        Property::new(Kind::Number(if integer {
+            PropertySchema::integer()
+        } else {
+            PropertySchema::number()
+        }))
     }
 
     /// `{"type": "boolean"}`.
     pub fn boolean() -> Property {
-        Property {
-            prop: Prop::new(Kind::Boolean),
-        }
+        Property::new(Kind::Boolean(PropertySchema::boolean()))
     }
 
     /// A single select, titled when any option has a title.
     pub fn single_select(options: &[FormOption]) -> Property {
-        let titled = options.iter().any(|o| o.title.is_some());
-        Property {
-            prop: Prop::new(Kind::Select {
-                options: choices(options),
-                style: if titled {
-                    SelectStyle::Titled
-                } else {
-                    SelectStyle::Untitled
-                },
-            }),
-        }
+        Property::new(Kind::Select(if titled(options) {
+            PropertySchema::titled_single_select(select_options(options))
+        } else {
+            PropertySchema::single_select(options.iter().map(|o| o.value))
+        }))
     }
 
     /// A multi-select, titled when any option has a title.
     pub fn multi_select(options: &[FormOption]) -> Property {
-        Property {
-            prop: Prop::new(Kind::MultiSelect {
-                options: choices(options),
-                titled: options.iter().any(|o| o.title.is_some()),
-                min_items: None,
-                max_items: None,
-            }),
-        }
+        Property::new(Kind::MultiSelect(if titled(options) {
+            PropertySchema::titled_multi_select(select_options(options))
+        } else {
+            PropertySchema::multi_select(options.iter().map(|o| o.value))
+        }))
     }
 
     /// The same property, not required.
     pub fn optional(mut self) -> Property {
-        self.prop.required = false;
+        self.required = false;
         self
+    }
+
+    /// Applies `f` to the builder of the property's kind.
+    fn map(&mut self, f: impl FnOnce(Kind) -> Kind) {
+        let placeholder = Kind::Boolean(PropertySchema::boolean());
+        self.kind = f(std::mem::replace(&mut self.kind, placeholder));
     }
 
     /// Sets `title`.
     pub fn set_title(&mut self, title: &str) {
-        self.prop.title = Some(title.to_owned());
+        self.map(|kind| match kind {
+            Kind::Text(b) => Kind::Text(b.with_title(title)),
+            Kind::Number(b) => Kind::Number(b.with_title(title)),
+            Kind::Boolean(b) => Kind::Boolean(b.with_title(title)),
+            Kind::Select(b) => Kind::Select(b.with_title(title)),
+            Kind::MultiSelect(b) => Kind::MultiSelect(b.with_title(title)),
+        });
     }
 
     /// Sets `description`.
     pub fn set_description(&mut self, description: &str) {
-        self.prop.description = Some(description.to_owned());
+        self.map(|kind| match kind {
+            Kind::Text(b) => Kind::Text(b.with_description(description)),
+            Kind::Number(b) => Kind::Number(b.with_description(description)),
+            Kind::Boolean(b) => Kind::Boolean(b.with_description(description)),
+            Kind::Select(b) => Kind::Select(b.with_description(description)),
+            Kind::MultiSelect(b) => Kind::MultiSelect(b.with_description(description)),
+        });
     }
 
-    /// Sets `default`.
+    /// Sets `default`: a string, number, boolean or array of strings, matching the
+    /// property's kind.
     pub fn set_default(&mut self, default: Value) {
-        self.prop.default = Some(default);
+        self.map(|kind| match (kind, default) {
+            (Kind::Text(b), Value::String(s)) => Kind::Text(b.with_default(s)),
+            (Kind::Number(b), Value::Number(n)) => Kind::Number(b.with_default(n)),
+            (Kind::Boolean(b), Value::Bool(v)) => Kind::Boolean(b.with_default(v)),
+            (Kind::Select(b), Value::String(s)) => Kind::Select(b.with_default(s)),
+            (Kind::MultiSelect(b), Value::Array(items)) => {
+                Kind::MultiSelect(b.with_default(items.into_iter().filter_map(|v| match v {
+                    Value::String(s) => Some(s),
+                    _ => None,
+                })))
+            }
+            (kind, _) => kind,
+        });
     }
 
     /// Sets `minLength` of a text field.
     pub fn set_min_length(&mut self, n: u64) {
-        if let Kind::Text { min_length, .. } = &mut self.prop.kind {
-            *min_length = Some(n);
-        }
+        self.map(|kind| match kind {
+            Kind::Text(b) => Kind::Text(b.with_min_length(n)),
+            other => other,
+        });
     }
 
     /// Sets `maxLength` of a text field.
     pub fn set_max_length(&mut self, n: u64) {
-        if let Kind::Text { max_length, .. } = &mut self.prop.kind {
-            *max_length = Some(n);
-        }
+        self.map(|kind| match kind {
+            Kind::Text(b) => Kind::Text(b.with_max_length(n)),
+            other => other,
+        });
     }
 
     /// Sets `format` of a text field.
     pub fn set_format(&mut self, f: StringFormat) {
-        if let Kind::Text { format, .. } = &mut self.prop.kind {
-            *format = Some(f);
-        }
+        self.map(|kind| match kind {
+            Kind::Text(b) => Kind::Text(b.with_format(f)),
+            other => other,
+        });
     }
 
     /// Sets `minimum` of a number field.
     pub fn set_minimum(&mut self, n: Number) {
-        if let Kind::Number { minimum, .. } = &mut self.prop.kind {
-            *minimum = Some(n);
-        }
+        self.map(|kind| match kind {
+            Kind::Number(b) => Kind::Number(b.with_minimum(n)),
+            other => other,
+        });
     }
 
     /// Sets `maximum` of a number field.
     pub fn set_maximum(&mut self, n: Number) {
-        if let Kind::Number { maximum, .. } = &mut self.prop.kind {
-            *maximum = Some(n);
-        }
+        self.map(|kind| match kind {
+            Kind::Number(b) => Kind::Number(b.with_maximum(n)),
+            other => other,
+        });
     }
 
     /// Sets `minItems` of a multi-select field.
     pub fn set_min_items(&mut self, n: u64) {
-        if let Kind::MultiSelect { min_items, .. } = &mut self.prop.kind {
-            *min_items = Some(n);
-        }
+        self.map(|kind| match kind {
+            Kind::MultiSelect(b) => Kind::MultiSelect(b.with_min_items(n)),
+            other => other,
+        });
     }
 
     /// Sets `maxItems` of a multi-select field.
     pub fn set_max_items(&mut self, n: u64) {
-        if let Kind::MultiSelect { max_items, .. } = &mut self.prop.kind {
-            *max_items = Some(n);
+        self.map(|kind| match kind {
+            Kind::MultiSelect(b) => Kind::MultiSelect(b.with_max_items(n)),
+            other => other,
+        });
+    }
+
+    fn into_schema(self) -> PropertySchema {
+        match self.kind {
+            Kind::Text(b) => b.into(),
+            Kind::Number(b) => b.into(),
+            Kind::Boolean(b) => b.into(),
+            Kind::Select(b) => b.into(),
+            Kind::MultiSelect(b) => b.into(),
         }
     }
 }
@@ -177,7 +230,7 @@ impl Property {
 /// Collects the properties of a derived form.
 #[derive(Debug, Default)]
 pub struct SchemaBuilder {
-    props: Vec<(String, Prop)>,
+    builder: FormSchemaBuilder,
 }
 
 impl SchemaBuilder {
@@ -188,16 +241,27 @@ impl SchemaBuilder {
 
     /// Adds a property; `optional` is set when serde fills the field in when it is missing.
     pub fn push(&mut self, name: &str, property: Property, optional: bool) {
-        let mut prop = property.prop;
-        if optional {
-            prop.required = false;
-        }
-        self.props.push((name.to_owned(), prop));
+        let required = property.required && !optional;
+        let schema = property.into_schema();
+        let builder = std::mem::take(&mut self.builder);
+        self.builder = if required {
+            builder.required(name, schema)
+        } else {
+            builder.property(name, schema)
+        };
     }
 
     /// The finished schema.
+    ///
+    /// # Panics
+    ///
+    /// When the form is not in the spec's subset, which the derive's compile-time checks
+    /// rule out: this names the property if one of them was missed.
     pub fn finish(self) -> FormSchema {
-        FormSchema::from_props(self.props)
+        match self.builder.build() {
+            Ok(schema) => schema,
+            Err(e) => panic!("#[derive(Form)] built a form outside the MCP subset: {e}"),
+        }
     }
 }
 
@@ -255,6 +319,11 @@ const fn is_option(options: &[FormOption], value: &str) -> bool {
         i += 1;
     }
     false
+}
+
+/// Whether a multi-select field has at least `min_items` options.
+pub const fn min_items_ok<T: MultiSelectField + ?Sized>(min_items: u64) -> bool {
+    min_items <= T::__OPTIONS.len() as u64
 }
 
 /// Whether a string default fits the field: any text for a text field, one of the

@@ -420,7 +420,7 @@ macro_rules! rename_rule_case {
                 let schema = Meal::form_schema();
                 assert_eq!(schema.property_names().collect::<Vec<_>>(), [$field]);
                 assert_eq!(
-                    schema.property($field).unwrap()["enum"],
+                    schema.property_json($field).unwrap()["enum"],
                     json!([$variant])
                 );
                 let meal: Meal = parse_content(&obj(json!({ $field: $variant }))).unwrap();
@@ -575,16 +575,19 @@ struct Numbers {
 #[test]
 fn integer_bounds_at_the_edges_of_their_types() {
     let schema = Numbers::form_schema();
-    assert_eq!(schema.property("a").unwrap()["minimum"], json!(-128));
+    assert_eq!(schema.property_json("a").unwrap()["minimum"], json!(-128));
     assert_eq!(
-        schema.property("b").unwrap()["maximum"],
+        schema.property_json("b").unwrap()["maximum"],
         json!(18446744073709551615u64)
     );
-    assert_eq!(schema.property("c").unwrap()["minimum"], json!(i64::MIN));
-    assert_eq!(schema.property("d").unwrap()["default"], json!(1.0));
+    assert_eq!(
+        schema.property_json("c").unwrap()["minimum"],
+        json!(i64::MIN)
+    );
+    assert_eq!(schema.property_json("d").unwrap()["default"], json!(1.0));
     for name in ["f", "g", "h", "i", "j", "k", "l"] {
         assert_eq!(
-            schema.property(name).unwrap(),
+            schema.property_json(name).unwrap(),
             json!({"type": "integer"}).as_object().unwrap()
         );
     }

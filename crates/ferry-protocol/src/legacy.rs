@@ -12,9 +12,7 @@ use serde_json::json;
 
 use crate::capabilities::{ClientCapabilities, ServerCapabilities};
 use crate::common::{Implementation, JsonObject};
-use crate::elicitation::{
-    ElicitRequestFormParams, ElicitRequestUrlParams, FormMode, RequestedSchema,
-};
+use crate::elicitation::{ElicitRequestFormParams, ElicitRequestUrlParams, FormMode, FormSchema};
 use crate::error::{ErrorCode, ErrorObject};
 use crate::jsonrpc::RequestId;
 use crate::logging::LoggingLevel;
@@ -315,8 +313,8 @@ struct LegacyElicitRepr {
     #[serde(default)]
     mode: Option<String>,
     message: String,
-    #[serde(default)]
-    requested_schema: Option<RequestedSchema>,
+    #[serde(default, deserialize_with = "crate::elicitation::lenient_schema")]
+    requested_schema: Option<FormSchema>,
     #[serde(default)]
     url: Option<String>,
     #[serde(default)]

@@ -11,8 +11,8 @@ use ferry_protocol::completion::{CompleteRequestParams, CompleteResult, Completi
 use ferry_protocol::content::{ContentBlock, ToolResultContent, ToolUseContent};
 use ferry_protocol::discover::DiscoverResult;
 use ferry_protocol::elicitation::{
-    ElicitRequestParams, ElicitResult, ElicitValue, EnumOption, PrimitiveSchemaDefinition,
-    RequestedSchema, StringFormat,
+    ElicitRequestParams, ElicitResult, ElicitValue, FormSchema, PropertySchema, SelectOption,
+    StringFormat,
 };
 use ferry_protocol::error::ErrorObject;
 use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcResultResponse, RequestId};
@@ -274,35 +274,31 @@ fn other_results() {
     );
 }
 
-fn form() -> RequestedSchema {
-    RequestedSchema::new()
-        .with_required_property(
-            "name",
-            PrimitiveSchemaDefinition::string().with_title("Name"),
-        )
-        .with_property(
+fn form() -> FormSchema {
+    FormSchema::builder()
+        .required("name", PropertySchema::text().with_title("Name"))
+        .property(
             "email",
-            PrimitiveSchemaDefinition::string_with_format(StringFormat::Email),
+            PropertySchema::text().with_format(StringFormat::Email),
         )
-        .with_property("age", PrimitiveSchemaDefinition::integer())
-        .with_property("score", PrimitiveSchemaDefinition::number())
-        .with_property("subscribe", PrimitiveSchemaDefinition::boolean())
-        .with_property(
-            "color",
-            PrimitiveSchemaDefinition::single_select(["red", "green"]),
-        )
-        .with_property(
+        .property("age", PropertySchema::integer())
+        .property("score", PropertySchema::number())
+        .property("subscribe", PropertySchema::boolean())
+        .property("color", PropertySchema::single_select(["red", "green"]))
+        .property(
             "size",
-            PrimitiveSchemaDefinition::titled_single_select(vec![
-                EnumOption::new("s", "Small"),
-                EnumOption::new("l", "Large"),
+            PropertySchema::titled_single_select([
+                SelectOption::titled("s", "Small"),
+                SelectOption::titled("l", "Large"),
             ]),
         )
-        .with_property("tags", PrimitiveSchemaDefinition::multi_select(["a", "b"]))
-        .with_property(
+        .property("tags", PropertySchema::multi_select(["a", "b"]))
+        .property(
             "langs",
-            PrimitiveSchemaDefinition::titled_multi_select(vec![EnumOption::new("rs", "Rust")]),
+            PropertySchema::titled_multi_select([SelectOption::titled("rs", "Rust")]),
         )
+        .build()
+        .unwrap()
 }
 
 #[test]

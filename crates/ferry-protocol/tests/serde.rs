@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use ferry_protocol::common::Implementation;
 use ferry_protocol::content::{ContentBlock, SamplingMessageContentBlock};
 use ferry_protocol::elicitation::{
-    ElicitAction, ElicitMode, ElicitRequestParams, ElicitResult, ElicitValue, NumberKind,
-    PrimitiveSchemaDefinition, RequestedSchema,
+    ElicitAction, ElicitMode, ElicitRequestParams, ElicitResult, ElicitValue, FormSchema,
+    PropertyKind, PropertySchema, SelectStyle,
 };
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::legacy::{self, LegacyCancelledNotificationParams, LegacyElicitRequestParams};
@@ -67,7 +67,7 @@ fn elicit_params_with_mode() {
     );
     // Built params always say which mode they are.
     assert_eq!(
-        to(&ElicitRequestParams::form("m", RequestedSchema::new()))["mode"],
+        to(&ElicitRequestParams::form("m", FormSchema::new()))["mode"],
         "form"
     );
 }
@@ -93,7 +93,7 @@ fn elicit_params_errors() {
 #[test]
 fn elicit_capability_checks() {
     let caps = ferry_protocol::ClientCapabilities::default().with_elicitation_form();
-    assert!(ElicitRequestParams::form("m", RequestedSchema::new()).supported_by(&caps));
+    assert!(ElicitRequestParams::form("m", FormSchema::new()).supported_by(&caps));
     let url = ElicitRequestParams::url("m", "https://x.example");
     assert!(!url.supported_by(&caps));
     assert_eq!(
@@ -105,16 +105,26 @@ fn elicit_capability_checks() {
 // --- Primitive schema definitions by shape ------------------------------------------
 
 fn kind(v: Value) -> &'static str {
-    match from::<PrimitiveSchemaDefinition>(v) {
-        PrimitiveSchemaDefinition::String(_) => "string",
-        PrimitiveSchemaDefinition::Number(n) if n.kind == NumberKind::Integer => "integer",
-        PrimitiveSchemaDefinition::Number(_) => "number",
-        PrimitiveSchemaDefinition::Boolean(_) => "boolean",
-        PrimitiveSchemaDefinition::UntitledSingleSelectEnum(_) => "untitled-single",
-        PrimitiveSchemaDefinition::TitledSingleSelectEnum(_) => "titled-single",
-        PrimitiveSchemaDefinition::UntitledMultiSelectEnum(_) => "untitled-multi",
-        PrimitiveSchemaDefinition::TitledMultiSelectEnum(_) => "titled-multi",
-        PrimitiveSchemaDefinition::LegacyTitledEnum(_) => "legacy",
+    match from::<PropertySchema>(v).kind() {
+        PropertyKind::Text { .. } => "string",
+        PropertyKind::Number { integer: true, .. } => "integer",
+        PropertyKind::Number { .. } => "number",
+        PropertyKind::Boolean => "boolean",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Untitled,
+            ..
+        } => "untitled-single",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Titled,
+            ..
+        } => "titled-single",
+        PropertyKind::SingleSelect {
+            style: SelectStyle::Legacy,
+            ..
+        } => "legacy",
+        PropertyKind::MultiSelect { titled: false, .. } => "untitled-multi",
+        PropertyKind::MultiSelect { titled: true, .. } => "titled-multi",
+        other => panic!("unexpected kind {other:?}"),
     }
 }
 
@@ -154,13 +164,13 @@ fn primitive_schema_round_trips_exactly() {
         json!({"type": "string", "enum": ["a"], "enumNames": ["A"], "default": "a"}),
         json!({"type": "array", "minItems": 1, "items": {"type": "string", "enum": ["a"]}, "default": ["a"]}),
     ] {
-        assert_eq!(to(&from::<PrimitiveSchemaDefinition>(v.clone())), v);
+        assert_eq!(to(&from::<PropertySchema>(v.clone())), v);
     }
 }
 
 #[test]
 fn primitive_schema_errors() {
-    let bad = |v: Value| serde_json::from_value::<PrimitiveSchemaDefinition>(v).is_err();
+    let bad = |v: Value| serde_json::from_value::<PropertySchema>(v).is_err();
     assert!(bad(json!({"type": "object"})));
     assert!(bad(json!({"type": "array"})));
     assert!(bad(json!({"type": "array", "items": {"type": "string"}})));
@@ -172,8 +182,8 @@ fn primitive_schema_errors() {
 #[test]
 fn requested_schema_keeps_property_order() {
     let text = r#"{"type":"object","properties":{"zeta":{"type":"string"},"alpha":{"type":"boolean"},"mid":{"type":"number"}},"required":["zeta"]}"#;
-    let schema: RequestedSchema = serde_json::from_str(text).unwrap();
-    let names: Vec<_> = schema.properties.iter().map(|(n, _)| n.as_str()).collect();
+    let schema: FormSchema = serde_json::from_str(text).unwrap();
+    let names: Vec<_> = schema.properties().map(|p| p.name).collect();
     assert_eq!(names, ["zeta", "alpha", "mid"]);
     assert_eq!(serde_json::to_string(&schema).unwrap(), text);
     assert!(schema.is_required("zeta"));
@@ -182,11 +192,13 @@ fn requested_schema_keeps_property_order() {
 
 #[test]
 fn requested_schema_checks_content() {
-    let schema = RequestedSchema::new()
-        .with_required_property("name", PrimitiveSchemaDefinition::string())
-        .with_property("age", PrimitiveSchemaDefinition::integer())
-        .with_property("color", PrimitiveSchemaDefinition::single_select(["red"]))
-        .with_property("tags", PrimitiveSchemaDefinition::multi_select(["a", "b"]));
+    let schema = FormSchema::builder()
+        .required("name", PropertySchema::text())
+        .property("age", PropertySchema::integer())
+        .property("color", PropertySchema::single_select(["red"]))
+        .property("tags", PropertySchema::multi_select(["a", "b"]))
+        .build()
+        .unwrap();
     let content = |v: Value| -> BTreeMap<String, ElicitValue> { from(v) };
     assert!(
         schema
@@ -217,6 +229,169 @@ fn requested_schema_checks_content() {
             .is_err()
     );
     assert!(schema.check(&content(json!({"name": 1}))).is_err());
+}
+
+#[test]
+fn received_forms_drop_keywords_outside_the_subset() {
+    // A schema generated from a model class, as some SDKs send it.
+    let generated = json!({
+        "title": "Person", "additionalProperties": false, "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name", "examples": ["Ada"]},
+            "id": {"type": "string", "format": "uuid"},
+            "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small", "x": 1}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a"], "x": 1}}
+        },
+        "required": ["name"]
+    });
+    let cleaned = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "id": {"type": "string"},
+            "size": {"type": "string", "oneOf": [{"const": "s", "title": "Small"}]},
+            "tags": {"type": "array", "items": {"type": "string", "enum": ["a"]}}
+        },
+        "required": ["name"]
+    });
+    let modern: ElicitRequestParams =
+        from(json!({"mode": "form", "message": "m", "requestedSchema": generated}));
+    let ElicitRequestParams::Form(form) = &modern else {
+        panic!("not form")
+    };
+    assert_eq!(form.requested_schema.as_value(), &cleaned);
+    // Read from text, the properties keep their order.
+    let text = r#"{"message": "m", "requestedSchema": {"title": "T", "type": "object",
+        "properties": {"z": {"type": "string", "examples": ["x"]}, "a": {"type": "boolean"}}}}"#;
+    let ElicitRequestParams::Form(ordered) = serde_json::from_str(text).unwrap() else {
+        panic!("not form")
+    };
+    assert_eq!(
+        ordered
+            .requested_schema
+            .property_names()
+            .collect::<Vec<_>>(),
+        ["z", "a"]
+    );
+    let legacy: LegacyElicitRequestParams =
+        from(json!({"message": "m", "requestedSchema": generated}));
+    let LegacyElicitRequestParams::Form(form) = &legacy else {
+        panic!("not form")
+    };
+    assert_eq!(form.requested_schema.as_value(), &cleaned);
+    // The same schema on its own is refused: a sender must keep to the subset.
+    assert!(serde_json::from_value::<FormSchema>(generated).is_err());
+    // What is not a flat primitive form is refused even when received.
+    let nested = json!({"message": "m", "requestedSchema": {
+        "type": "object", "properties": {"address": {"type": "object"}}
+    }});
+    let err = serde_json::from_value::<ElicitRequestParams>(nested).unwrap_err();
+    assert!(err.to_string().contains("property `address`"), "{err}");
+}
+
+#[test]
+fn built_forms_are_checked() {
+    let refused = |builder: ferry_protocol::elicitation::FormSchemaBuilder, why: &str| {
+        let err = builder.build().unwrap_err();
+        assert_eq!(err.property(), Some("f"), "{err}");
+        assert!(err.to_string().contains(why), "{err}");
+    };
+    refused(
+        FormSchema::builder().property(
+            "f",
+            PropertySchema::text().with_min_length(3).with_max_length(2),
+        ),
+        "`minLength` (3) is greater than `maxLength` (2)",
+    );
+    refused(
+        FormSchema::builder().property(
+            "f",
+            PropertySchema::integer().with_minimum(5).with_maximum(1),
+        ),
+        "`minimum` (5) is greater than `maximum` (1)",
+    );
+    refused(
+        FormSchema::builder().property(
+            "f",
+            PropertySchema::integer().with_default(serde_json::Number::from_f64(1.5).unwrap()),
+        ),
+        "must be a whole number",
+    );
+    refused(
+        FormSchema::builder().property("f", PropertySchema::single_select(Vec::<String>::new())),
+        "at least one option",
+    );
+    refused(
+        FormSchema::builder().property("f", PropertySchema::single_select(["a", "a"])),
+        "listed twice",
+    );
+    refused(
+        FormSchema::builder().property("f", PropertySchema::single_select(["a"]).with_default("b")),
+        "not one of the options",
+    );
+    refused(
+        FormSchema::builder().property("f", PropertySchema::multi_select(["a"]).with_min_items(2)),
+        "more than the 1 options",
+    );
+    refused(
+        FormSchema::builder().property(
+            "f",
+            PropertySchema::multi_select(["a", "b"]).with_default(["a", "a"]),
+        ),
+        "twice",
+    );
+    // A name used again replaces the property in its place.
+    let form = FormSchema::builder()
+        .required("a", PropertySchema::text())
+        .property("b", PropertySchema::boolean())
+        .property("a", PropertySchema::integer())
+        .dialect("https://json-schema.org/draft/2020-12/schema")
+        .build()
+        .unwrap();
+    assert_eq!(form.property_names().collect::<Vec<_>>(), ["a", "b"]);
+    assert!(!form.is_required("a"));
+    assert_eq!(form.property("a").unwrap().schema.type_name(), "integer");
+    assert_eq!(
+        to(&form),
+        json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+               "properties": {"a": {"type": "integer"}, "b": {"type": "boolean"}}})
+    );
+    // What is built reads back the same.
+    assert_eq!(FormSchema::from_value(to(&form)).unwrap(), form);
+}
+
+#[test]
+fn properties_read_back_typed() {
+    let form: FormSchema = from(json!({"type": "object", "properties": {
+        "size": {"type": "string", "title": "Size", "description": "Pick one",
+                 "enum": ["s", "l"], "enumNames": ["Small", "Large"], "default": "l"},
+        "age": {"type": "integer", "default": 30.0},
+        "tags": {"type": "array", "items": {"anyOf": [{"const": "rs", "title": "Rust"}]}}
+    }, "required": ["size"]}));
+    let size = form.property("size").unwrap();
+    assert!(size.required);
+    assert_eq!(
+        (size.label(), size.description()),
+        ("Size", Some("Pick one"))
+    );
+    let PropertyKind::SingleSelect { options, style, .. } = size.kind() else {
+        panic!("{:?}", size.kind())
+    };
+    assert_eq!(*style, SelectStyle::Legacy);
+    let labels: Vec<_> = options.iter().map(|o| (o.value(), o.label())).collect();
+    assert_eq!(labels, [("s", "Small"), ("l", "Large")]);
+    assert_eq!(size.schema.default_value(), Some(ElicitValue::from("l")));
+    // A whole-number default of an integer field pre-fills as an integer.
+    let age = form.property("age").unwrap();
+    assert_eq!(age.schema.default_value(), Some(ElicitValue::from(30)));
+    assert_eq!(age.label(), "age");
+    let tags = form.property("tags").unwrap();
+    assert_eq!(tags.schema.allowed_values(), Some(vec!["rs"]));
+    assert!(matches!(
+        tags.kind(),
+        PropertyKind::MultiSelect { titled: true, .. }
+    ));
+    assert_eq!(form.properties().len(), 3);
 }
 
 // --- Content blocks by "type" -------------------------------------------------------

@@ -226,9 +226,20 @@ impl AskSpec {
     }
 
     /// A digest of the question (its `InputRequest` as sent on 2026-07-28), which an
-    /// answer is pinned to.
+    /// answer is pinned to. A URL ask is pinned to its message only: its link is often
+    /// minted afresh on every round (a signed, short-lived URL), and what the user
+    /// consented to is the message.
     pub(crate) fn question_digest(&self) -> String {
-        question_digest(&self.to_input_request(None))
+        match self {
+            AskSpec::Url { message, .. } => {
+                let stable = AskSpec::Url {
+                    message: message.clone(),
+                    url: String::new(),
+                };
+                question_digest(&stable.to_input_request(None))
+            }
+            _ => question_digest(&self.to_input_request(None)),
+        }
     }
 
     /// Refuses the ask when this request's client capabilities do not allow it

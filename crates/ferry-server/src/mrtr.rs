@@ -10,7 +10,7 @@ use ferry_state::{Binding, Redemption, StateClaims};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::ask::{AskBook, AskKind, InterruptKind, question_digest};
+use crate::ask::{AskBook, AskKind, InterruptKind};
 use crate::server::ServerInner;
 
 /// What a retry carries besides the original params.
@@ -206,7 +206,7 @@ pub(crate) fn input_required(
             let request = spec.to_input_request(None);
             asked.insert(
                 key.clone(),
-                format!("{}:{}", spec.kind().as_str(), question_digest(&request)),
+                format!("{}:{}", spec.kind().as_str(), spec.question_digest()),
             );
             requests.insert(key.clone(), request);
         }

@@ -103,6 +103,18 @@ fn server() -> Server {
                 Ok(format!("backup={} delete={}", yes(keep), yes(delete)))
             }),
         )
+        .tool(
+            tool("fresh_link").handler(|ctx: Context, counter: State<Counter>| async move {
+                // A signed, short-lived link minted afresh on every round.
+                let n = counter.total.fetch_add(1, Ordering::SeqCst);
+                let link = format!("https://example.test/connect?t={n}");
+                let consent = ctx
+                    .elicit_url("Connect your account.", link)
+                    .key("connect")
+                    .await?;
+                Ok(format!("{consent:?}"))
+            }),
+        )
         .prompt(prompt("greet").handler(|args: Greeting| async move {
             Ok(PromptMessage::user_text(format!(
                 "Greet {} {}",
@@ -325,6 +337,28 @@ async fn an_unchanged_question_keeps_its_answer() {
     )
     .await;
     assert_eq!(rpc::text(&done.msg), "backup=false delete=true");
+}
+
+/// A URL ask is pinned to its message: a link minted afresh on each round keeps the
+/// answer given to the round before.
+#[tokio::test]
+async fn a_fresh_link_keeps_its_answer() {
+    let s = server();
+    let first = call(1, "fresh_link", json!({}), rpc::all_caps());
+    let asked = send(&s, &first).await;
+    assert_eq!(
+        rpc::result_type(&asked.msg),
+        "input_required",
+        "{}",
+        asked.msg
+    );
+    let answers = json!({"connect": {"action": "decline"}});
+    let done = send(
+        &s,
+        &retry(&first, 2, Some(answers), Some(rpc::state(&asked.msg))),
+    )
+    .await;
+    assert_eq!(rpc::text(&done.msg), "Decline", "{}", done.msg);
 }
 
 /// Application state is shared, not cloned per call.

@@ -14,10 +14,8 @@ use ferry_protocol::content::{
 };
 use ferry_protocol::discover::DiscoverResult;
 use ferry_protocol::elicitation::{
-    BooleanSchema, ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams,
-    ElicitResult, NumberSchema, PrimitiveSchemaDefinition, StringSchema,
-    TitledMultiSelectEnumSchema, TitledSingleSelectEnumSchema, UntitledMultiSelectEnumSchema,
-    UntitledSingleSelectEnumSchema,
+    ElicitRequestFormParams, ElicitRequestParams, ElicitRequestUrlParams, ElicitResult,
+    PropertyKind, PropertySchema, SelectStyle,
 };
 use ferry_protocol::error::ErrorObject;
 use ferry_protocol::jsonrpc::{
@@ -132,6 +130,16 @@ where
         ));
     }
     Ok(a)
+}
+
+/// A property schema (schema.ts `PrimitiveSchemaDefinition`), which must read as the kind
+/// `is_kind` accepts.
+fn property(text: &str, is_kind: fn(&PropertyKind) -> bool) -> Outcome {
+    let parsed: PropertySchema = serde_json::from_str(text).map_err(|e| format!("parse: {e}"))?;
+    if !is_kind(parsed.kind()) {
+        return Err(format!("read as the wrong kind: {:?}", parsed.kind()));
+    }
+    serde_json::to_value(&parsed).map_err(|e| format!("serialize: {e}"))
 }
 
 /// A JSON-RPC request with `method`.
@@ -327,21 +335,33 @@ pub fn round_trip(folder: &str, text: &str) -> Option<Outcome> {
         "ElicitRequestFormParams" => rt_also::<ElicitRequestFormParams, ElicitRequestParams>(text),
         "ElicitRequestURLParams" => rt_also::<ElicitRequestUrlParams, ElicitRequestParams>(text),
         "ElicitResult" => rt::<ElicitResult>(text),
-        "StringSchema" => rt_also::<StringSchema, PrimitiveSchemaDefinition>(text),
-        "NumberSchema" => rt_also::<NumberSchema, PrimitiveSchemaDefinition>(text),
-        "BooleanSchema" => rt_also::<BooleanSchema, PrimitiveSchemaDefinition>(text),
-        "UntitledSingleSelectEnumSchema" => {
-            rt_also::<UntitledSingleSelectEnumSchema, PrimitiveSchemaDefinition>(text)
-        }
-        "TitledSingleSelectEnumSchema" => {
-            rt_also::<TitledSingleSelectEnumSchema, PrimitiveSchemaDefinition>(text)
-        }
-        "UntitledMultiSelectEnumSchema" => {
-            rt_also::<UntitledMultiSelectEnumSchema, PrimitiveSchemaDefinition>(text)
-        }
-        "TitledMultiSelectEnumSchema" => {
-            rt_also::<TitledMultiSelectEnumSchema, PrimitiveSchemaDefinition>(text)
-        }
+        "StringSchema" => property(text, |k| matches!(k, PropertyKind::Text { .. })),
+        "NumberSchema" => property(text, |k| matches!(k, PropertyKind::Number { .. })),
+        "BooleanSchema" => property(text, |k| matches!(k, PropertyKind::Boolean)),
+        "UntitledSingleSelectEnumSchema" => property(text, |k| {
+            matches!(
+                k,
+                PropertyKind::SingleSelect {
+                    style: SelectStyle::Untitled,
+                    ..
+                }
+            )
+        }),
+        "TitledSingleSelectEnumSchema" => property(text, |k| {
+            matches!(
+                k,
+                PropertyKind::SingleSelect {
+                    style: SelectStyle::Titled,
+                    ..
+                }
+            )
+        }),
+        "UntitledMultiSelectEnumSchema" => property(text, |k| {
+            matches!(k, PropertyKind::MultiSelect { titled: false, .. })
+        }),
+        "TitledMultiSelectEnumSchema" => property(text, |k| {
+            matches!(k, PropertyKind::MultiSelect { titled: true, .. })
+        }),
 
         // Sampling.
         "CreateMessageRequest" => rt_also::<CreateMessageRequest, InputRequest>(text),

@@ -1,16 +1,19 @@
-//! The string formats of the elicitation subset and their syntactic checks.
+//! The string formats of the elicitation subset (schema.ts `StringSchema.format`) and
+//! their syntactic checks.
 //!
-//! The checks are `const fn`s so that `#[derive(Form)]` can check a field's default against
-//! its format while compiling.
+//! The checks are `const fn`s so that `ferry-form`'s `#[derive(Form)]` can check a field's
+//! default against its format while compiling.
 
 use std::fmt;
+
+use serde::{Deserialize, Serialize};
 
 /// A `format` a text field of an elicitation form may declare.
 ///
 /// The checks are syntactic: they do not resolve domains, fetch URIs or look up time zones.
 ///
 /// ```
-/// use ferry_form::StringFormat;
+/// use ferry_protocol::elicitation::StringFormat;
 ///
 /// assert!(StringFormat::Email.matches("octocat@github.com"));
 /// assert!(!StringFormat::Email.matches("octocat"));
@@ -21,7 +24,8 @@ use std::fmt;
 /// assert_eq!(StringFormat::from_name("date-time"), Some(StringFormat::DateTime));
 /// assert_eq!(StringFormat::DateTime.to_string(), "date-time");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 pub enum StringFormat {
     /// `"email"`: an address such as `user@example.com` (RFC 5321 syntax; non-ASCII
     /// characters are accepted in the local part and domain labels).
@@ -49,7 +53,7 @@ impl StringFormat {
     /// The name used in a schema's `format`.
     ///
     /// ```
-    /// assert_eq!(ferry_form::StringFormat::Uri.as_str(), "uri");
+    /// assert_eq!(ferry_protocol::elicitation::StringFormat::Uri.as_str(), "uri");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -64,7 +68,7 @@ impl StringFormat {
     /// subset.
     ///
     /// ```
-    /// use ferry_form::StringFormat;
+    /// use ferry_protocol::elicitation::StringFormat;
     ///
     /// assert_eq!(StringFormat::from_name("email"), Some(StringFormat::Email));
     /// assert_eq!(StringFormat::from_name("ipv4"), None);
@@ -76,7 +80,7 @@ impl StringFormat {
     /// Whether `value` is syntactically valid for this format.
     ///
     /// ```
-    /// use ferry_form::StringFormat;
+    /// use ferry_protocol::elicitation::StringFormat;
     ///
     /// const OK: bool = StringFormat::Date.matches("2026-07-28");
     /// assert!(OK);

@@ -1,15 +1,14 @@
 //! Checking a form answer (`ElicitResult.content`) against a [`FormSchema`].
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Map, Value};
 
-use crate::model::{Kind, Prop};
-use crate::schema::{compare, is_integral, json_type};
-use crate::{FormError, FormSchema};
+use super::property::{compare, integer_number, is_integral, json_type};
+use super::{ElicitValue, FormError, FormSchema, PropertyKind, PropertySchema};
 
 /// Checks one answer against one property.
-fn check_value(name: &str, prop: &Prop, value: &Value) -> Result<(), FormError> {
+fn check_value(name: &str, prop: &PropertySchema, value: &Value) -> Result<(), FormError> {
     let property = || name.to_owned();
     let wrong_type = |expected: &'static str| FormError::WrongType {
         property: property(),
@@ -17,7 +16,7 @@ fn check_value(name: &str, prop: &Prop, value: &Value) -> Result<(), FormError> 
         found: json_type(value),
     };
     match &prop.kind {
-        Kind::Text {
+        PropertyKind::Text {
             min_length,
             max_length,
             format,
@@ -53,7 +52,7 @@ fn check_value(name: &str, prop: &Prop, value: &Value) -> Result<(), FormError> 
                 });
             }
         }
-        Kind::Number {
+        PropertyKind::Number {
             integer,
             minimum,
             maximum,
@@ -86,12 +85,12 @@ fn check_value(name: &str, prop: &Prop, value: &Value) -> Result<(), FormError> 
                 });
             }
         }
-        Kind::Boolean => {
+        PropertyKind::Boolean => {
             if !value.is_boolean() {
                 return Err(wrong_type("a boolean"));
             }
         }
-        Kind::Select { options, .. } => {
+        PropertyKind::SingleSelect { options, .. } => {
             let Value::String(s) = value else {
                 return Err(wrong_type("a string"));
             };
@@ -102,7 +101,7 @@ fn check_value(name: &str, prop: &Prop, value: &Value) -> Result<(), FormError> 
                 });
             }
         }
-        Kind::MultiSelect {
+        PropertyKind::MultiSelect {
             options,
             min_items,
             max_items,
@@ -164,7 +163,7 @@ impl FormSchema {
     /// Checked: every required property is present; each answer has the property's JSON
     /// type; text lengths (in Unicode scalar values) are within `minLength`/`maxLength`;
     /// text matches the property's `format` (syntactically, see
-    /// [`StringFormat`](crate::StringFormat)); numbers are within `minimum`/`maximum` and
+    /// [`StringFormat`](super::StringFormat)); numbers are within `minimum`/`maximum` and
     /// are whole numbers for `"integer"` properties (`3.0` counts as whole); select
     /// answers are among the options; multi-select answers have between `minItems` and
     /// `maxItems` items, each an option, none twice.
@@ -173,7 +172,7 @@ impl FormSchema {
     /// counts as no answer: refused for a required property, accepted for an optional one.
     ///
     /// ```
-    /// use ferry_form::{FormError, FormSchema};
+    /// use ferry_protocol::elicitation::{FormError, FormSchema};
     /// use serde_json::json;
     ///
     /// let schema = FormSchema::from_value(json!({
@@ -200,7 +199,7 @@ impl FormSchema {
     /// when the answer is valid. See [`FormSchema::validate_content`] for what is checked.
     ///
     /// ```
-    /// use ferry_form::FormSchema;
+    /// use ferry_protocol::elicitation::FormSchema;
     /// use serde_json::json;
     ///
     /// let schema = FormSchema::from_value(json!({
@@ -215,17 +214,17 @@ impl FormSchema {
     /// ```
     pub fn content_errors(&self, content: &Map<String, Value>) -> Vec<FormError> {
         let mut errors = Vec::new();
-        for (name, prop) in self.props() {
-            match content.get(name) {
+        for prop in self.props() {
+            match content.get(&prop.name) {
                 None | Some(Value::Null) => {
                     if prop.required {
                         errors.push(FormError::Missing {
-                            property: name.clone(),
+                            property: prop.name.clone(),
                         });
                     }
                 }
                 Some(value) => {
-                    if let Err(error) = check_value(name, prop, value) {
+                    if let Err(error) = check_value(&prop.name, &prop.schema, value) {
                         errors.push(error);
                     }
                 }
@@ -234,42 +233,74 @@ impl FormSchema {
         errors
     }
 
-    /// The answer as serde should read it: only the schema's properties, no `null`s, and
-    /// whole numbers of `"integer"` properties written as integers (`3.0` becomes `3`).
-    pub(crate) fn normalize(&self, content: &Map<String, Value>) -> Map<String, Value> {
+    /// Checks a form answer as the client holds it (`ElicitResult.content`): the checks
+    /// of [`FormSchema::validate_content`], and also no key the form does not list
+    /// ([`FormError::UnknownProperty`]): a client sends back only the form's fields.
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use ferry_protocol::elicitation::{ElicitValue, FormError, FormSchema};
+    /// use serde_json::json;
+    ///
+    /// let schema = FormSchema::from_value(json!({
+    ///     "type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"]
+    /// }))
+    /// .unwrap();
+    /// let mut answer = BTreeMap::from([("ok".to_owned(), ElicitValue::from(true))]);
+    /// assert!(schema.check(&answer).is_ok());
+    /// answer.insert("extra".into(), ElicitValue::from("x"));
+    /// assert!(matches!(schema.check(&answer), Err(FormError::UnknownProperty { .. })));
+    /// ```
+    pub fn check(&self, content: &BTreeMap<String, ElicitValue>) -> Result<(), FormError> {
+        if let Some(name) = content
+            .keys()
+            .find(|name| !self.props().iter().any(|p| p.name == **name))
+        {
+            return Err(FormError::UnknownProperty {
+                property: name.clone(),
+            });
+        }
+        let content: Map<String, Value> = content
+            .iter()
+            .map(|(name, value)| (name.clone(), value.to_value()))
+            .collect();
+        self.validate_content(&content)
+    }
+
+    /// The answer as a deserializer should read it: only the schema's properties, no
+    /// `null`s, and whole numbers of `"integer"` properties written as integers (`3.0`
+    /// becomes `3`), so that they deserialize into integer fields. Meant for an answer
+    /// [`FormSchema::validate_content`] accepted.
+    ///
+    /// ```
+    /// use ferry_protocol::elicitation::FormSchema;
+    /// use serde_json::json;
+    ///
+    /// let schema = FormSchema::from_value(json!({
+    ///     "type": "object", "properties": {"n": {"type": "integer"}, "s": {"type": "string"}}
+    /// }))
+    /// .unwrap();
+    /// let answer = json!({"n": 3.0, "s": null, "other": 1});
+    /// assert_eq!(
+    ///     serde_json::Value::Object(schema.normalize_content(answer.as_object().unwrap())),
+    ///     json!({"n": 3})
+    /// );
+    /// ```
+    pub fn normalize_content(&self, content: &Map<String, Value>) -> Map<String, Value> {
         let mut out = Map::new();
-        for (name, prop) in self.props() {
-            let Some(value) = content.get(name) else {
+        for prop in self.props() {
+            let Some(value) = content.get(&prop.name) else {
                 continue;
             };
-            let value = match (value, &prop.kind) {
+            let value = match (value, &prop.schema.kind) {
                 (Value::Null, _) => continue,
-                (Value::Number(n), Kind::Number { integer: true, .. }) => {
+                (Value::Number(n), PropertyKind::Number { integer: true, .. }) => {
                     Value::Number(integer_number(n).unwrap_or_else(|| n.clone()))
                 }
                 (other, _) => other.clone(),
             };
-            out.insert(name.clone(), value);
+            out.insert(prop.name.clone(), value);
         }
         out
-    }
-}
-
-/// A whole float as an integer JSON number, when it fits an i64 or u64.
-fn integer_number(n: &Number) -> Option<Number> {
-    if n.is_i64() || n.is_u64() {
-        return Some(n.clone());
-    }
-    let f = n.as_f64()?;
-    if f.fract() != 0.0 {
-        return None;
-    }
-    // `as` saturates, so check the round trip to reject values out of range.
-    if f >= 0.0 {
-        let u = f as u64;
-        (u as f64 == f && f < 18_446_744_073_709_551_616.0).then(|| Number::from(u))
-    } else {
-        let i = f as i64;
-        (i as f64 == f && f >= -9_223_372_036_854_775_808.0).then(|| Number::from(i))
     }
 }

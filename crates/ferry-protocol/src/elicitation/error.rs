@@ -2,7 +2,7 @@
 
 use serde_json::Number;
 
-use crate::StringFormat;
+use super::StringFormat;
 
 /// Why a form schema or a form answer was refused.
 ///
@@ -11,7 +11,7 @@ use crate::StringFormat;
 /// personal data.
 ///
 /// ```
-/// use ferry_form::{FormError, FormSchema};
+/// use ferry_protocol::elicitation::{FormError, FormSchema};
 /// use serde_json::json;
 ///
 /// let err = FormSchema::from_value(json!({
@@ -39,6 +39,14 @@ pub enum FormError {
         property: String,
         /// What is wrong.
         reason: String,
+    },
+    /// An answer names a property the form does not have (only
+    /// [`FormSchema::check`](super::FormSchema::check) refuses these; JSON Schema, and so
+    /// [`FormSchema::validate_content`](super::FormSchema::validate_content), ignores them).
+    #[error("property `{property}` is not in the form")]
+    UnknownProperty {
+        /// The property.
+        property: String,
     },
     /// A required property has no answer (absent or `null`).
     #[error("property `{property}` is required")]
@@ -170,7 +178,7 @@ impl FormError {
     /// The property this error is about, if it is about one.
     ///
     /// ```
-    /// use ferry_form::FormError;
+    /// use ferry_protocol::elicitation::FormError;
     ///
     /// let err = FormError::Missing { property: "name".into() };
     /// assert_eq!(err.property(), Some("name"));
@@ -182,6 +190,7 @@ impl FormError {
             FormError::Deserialize { property, .. } => property.as_deref(),
             FormError::InvalidProperty { property, .. }
             | FormError::Missing { property }
+            | FormError::UnknownProperty { property }
             | FormError::WrongType { property, .. }
             | FormError::TooShort { property, .. }
             | FormError::TooLong { property, .. }
@@ -199,7 +208,7 @@ impl FormError {
     /// Whether this error is about the schema rather than about an answer.
     ///
     /// ```
-    /// use ferry_form::FormError;
+    /// use ferry_protocol::elicitation::FormError;
     ///
     /// assert!(FormError::InvalidSchema { reason: "x".into() }.is_schema_error());
     /// assert!(!FormError::Missing { property: "x".into() }.is_schema_error());
