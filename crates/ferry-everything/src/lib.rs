@@ -12,6 +12,7 @@
 pub mod app;
 pub mod fixtures;
 pub mod flows;
+pub mod llm;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +35,8 @@ pub struct Options {
     pub public_url: String,
     /// Items per list page.
     pub page_size: usize,
+    /// Who answers `summarize`'s sampling.
+    pub sampling: ferry_server::SamplingPolicy,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             ledger: None,
             public_url: "http://127.0.0.1:3000".into(),
             page_size: 100,
+            sampling: ferry_server::SamplingPolicy::client_only(),
         }
     }
 }
@@ -74,7 +78,8 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
         )
         .enable_logging()
         .state_ttl(options.state_ttl)
-        .page_size(options.page_size);
+        .page_size(options.page_size)
+        .sampling(options.sampling);
     if let Some(keys) = options.state_keys {
         builder = builder.state_keys(keys);
     }
@@ -84,6 +89,7 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(builder, connections.clone(), links.clone());
+    builder = llm::register(builder);
     Ok(Everything {
         server: builder.build()?,
         connections,

@@ -49,6 +49,16 @@ struct Args {
     /// Items per list page.
     #[arg(long, default_value_t = 100)]
     page_size: usize,
+    /// An OpenAI-compatible LLM API that answers `summarize` for clients without
+    /// sampling, e.g. https://api.openai.com/v1 (key from FERRY_LLM_API_KEY).
+    #[arg(long, value_name = "URL")]
+    llm_base_url: Option<String>,
+    /// The model `summarize` asks first.
+    #[arg(long, value_name = "NAME", default_value = "gpt-4o-mini")]
+    llm_model: String,
+    /// A model tried when the first one fails.
+    #[arg(long, value_name = "NAME")]
+    llm_fallback_model: Option<String>,
 }
 
 #[tokio::main]
@@ -116,6 +126,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ledger,
         public_url,
         page_size: args.page_size,
+        sampling: ferry_everything::llm::LlmOptions {
+            base_url: args.llm_base_url.clone(),
+            model: args.llm_model.clone(),
+            fallback_model: args.llm_fallback_model.clone(),
+        }
+        .policy()
+        .map_err(|e| format!("--llm-base-url: {e}"))?,
     })?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;

@@ -270,10 +270,10 @@ impl<'de> Deserialize<'de> for JsonRpcVersion {
 /// use ferry_protocol::jsonrpc::encode_notification;
 /// use serde_json::json;
 ///
-/// let bytes = encode_notification("notifications/progress", &json!({"progressToken": 1, "progress": 2}));
+/// let bytes = encode_notification("notifications/tools/list_changed", &json!({}));
 /// assert_eq!(
 ///     std::str::from_utf8(&bytes).unwrap(),
-///     r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2,"progressToken":1}}"#
+///     r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{}}"#
 /// );
 /// ```
 pub fn encode_notification<P: Serialize + ?Sized>(method: &str, params: &P) -> Vec<u8> {

@@ -242,6 +242,13 @@ impl AskSpec {
         }
     }
 
+    /// Logs the once-per-process deprecation warning for sampling sent to a client.
+    fn warn_if_deprecated(&self) {
+        if matches!(self, AskSpec::Sampling(_)) {
+            crate::deprecation::warn_once(crate::deprecation::Feature::Sampling);
+        }
+    }
+
     /// Refuses the ask when this request's client capabilities do not allow it
     /// (mrtr.mdx: never send what the client did not declare; -32021 instead).
     pub(crate) fn check_capabilities(&self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
@@ -455,7 +462,7 @@ pub(crate) struct AskBook {
 }
 
 impl AskBook {
-    fn next_key(&mut self, kind: AskKind) -> String {
+    pub(crate) fn next_key(&mut self, kind: AskKind) -> String {
         let n = &mut self.counters[kind.index()];
         *n += 1;
         if *n == 1 {
@@ -504,6 +511,7 @@ impl<T: AskOutput> Ask<T> {
     /// Sends the ask as a JSON-RPC request on a 2025-11-25 session and waits for the
     /// answer, with the server's ask timeout and the request's cancellation.
     async fn resolve_live(self) -> Result<T, Interrupt> {
+        self.spec.warn_if_deprecated();
         let ctx = self.ctx;
         self.spec
             .check_capabilities(ctx.client_capabilities())
@@ -589,9 +597,18 @@ impl<T: AskOutput> Ask<T> {
     /// no acceptable answer.
     pub(crate) fn resolve(self) -> Result<T, Interrupt> {
         let ctx = self.ctx;
-        self.spec
-            .check_capabilities(ctx.client_capabilities())
-            .map_err(Interrupt::failed)?;
+        let answered = self
+            .key
+            .as_deref()
+            .is_some_and(|k| ctx.asks().answers.contains_key(k));
+        if !answered {
+            // An answer at hand may be a provider's, which the client's capabilities do
+            // not limit; only the client path is the deprecated one.
+            self.spec.warn_if_deprecated();
+            self.spec
+                .check_capabilities(ctx.client_capabilities())
+                .map_err(Interrupt::failed)?;
+        }
         let mut book = ctx.asks();
         let key = match self.key {
             Some(k) => k,
@@ -636,6 +653,14 @@ impl<T: AskOutput> IntoFuture for Ask<T> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
+        #[cfg(feature = "llm")]
+        if let Some(provider) = self.provider() {
+            let mut ask = self;
+            return Box::pin(async move {
+                ask.prefetch(provider).await?;
+                ask.resolve()
+            });
+        }
         if self.is_live() {
             Box::pin(self.resolve_live())
         } else {
@@ -675,7 +700,17 @@ macro_rules! ask_set {
                     }
                     Ok(($(match $v { Ok(v) => v, Err(e) => return Err(e) },)+))
                 }
-                let ($($v,)+) = self;
+                #[allow(unused_mut)]
+                let ($(mut $v,)+) = self;
+                #[cfg(feature = "llm")]
+                if false $(|| $v.provider().is_some())+ {
+                    return Box::pin(async move {
+                        $(if let Some(p) = $v.provider() {
+                            $v.prefetch(p).await?;
+                        })+
+                        now($($v),+)
+                    });
+                }
                 if false $(|| $v.is_live())+ {
                     // A 2025-11-25 session has no rounds: ask one after the other.
                     return Box::pin(async move { Ok(($($v.await?,)+)) });
@@ -696,6 +731,18 @@ ask_set!(A a, B b, C c, D d, E e, F f);
 impl<T: AskOutput> AskSet for Vec<Ask<T>> {
     type Output = Vec<T>;
     fn resolve_all(self) -> Pin<Box<dyn Future<Output = Result<Self::Output, Interrupt>> + Send>> {
+        #[cfg(feature = "llm")]
+        if self.iter().any(|a| a.provider().is_some()) {
+            let mut asks = self;
+            return Box::pin(async move {
+                for ask in &mut asks {
+                    if let Some(p) = ask.provider() {
+                        ask.prefetch(p).await?;
+                    }
+                }
+                resolve_vec(asks)
+            });
+        }
         if self.iter().any(Ask::is_live) {
             return Box::pin(async move {
                 let mut out = Vec::with_capacity(self.len());

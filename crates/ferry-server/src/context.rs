@@ -43,6 +43,8 @@ pub struct Context {
 pub(crate) struct ContextInner {
     pub(crate) id: RequestId,
     pub(crate) method: &'static str,
+    /// The tool, prompt or resource being served.
+    pub(crate) target: Option<Arc<str>>,
     pub(crate) checked: Arc<crate::params::Checked>,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) principal: Option<Principal>,
@@ -64,6 +66,12 @@ impl Context {
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
         &self.inner.id
+    }
+
+    /// The name of the tool or prompt, or the URI of the resource, being served; `None`
+    /// for requests without one (e.g. `completion/complete`).
+    pub fn target(&self) -> Option<&str> {
+        self.inner.target.as_deref()
     }
 
     /// The method being served, e.g. `tools/call`.
@@ -224,11 +232,24 @@ impl Context {
     /// Asks the client's model for a completion (sampling).
     #[deprecated(
         since = "0.1.0",
-        note = "MCP sampling is deprecated in 2026-07-28 (SEP-2577): call your LLM provider's API directly"
+        note = "MCP sampling is deprecated in 2026-07-28 (SEP-2577): call your LLM provider's API directly; with the `llm` feature, give the server a provider (`ServerBuilder::sampling`) and call `ctx.generate`, which has the same shape"
     )]
     #[allow(deprecated)]
     pub fn sample(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
-        deprecation::warn_once(deprecation::Feature::Sampling);
+        Ask::new(
+            self.clone(),
+            crate::ask::sampling_spec(params, &self.inner.checked.capabilities),
+        )
+    }
+
+    /// Asks a model for a completion under the server's
+    /// [`SamplingPolicy`](crate::SamplingPolicy): the LLM provider the server was given
+    /// answers, or the client's sampling (the deprecated path) when the policy prefers it
+    /// and the request declared it. The same shape as [`Context::sample`], so migrating a
+    /// handler is a rename. A provider's answer is kept across MRTR rounds.
+    #[cfg(feature = "llm")]
+    #[allow(deprecated)]
+    pub fn generate(&self, params: CreateMessageRequestParams) -> Ask<CreateMessageResult> {
         Ask::new(
             self.clone(),
             crate::ask::sampling_spec(params, &self.inner.checked.capabilities),

@@ -44,6 +44,8 @@ mod header_check;
 mod hub;
 mod legacy;
 mod listen;
+#[cfg(feature = "llm")]
+mod llm;
 mod mrtr;
 mod outbound;
 mod params;
@@ -67,6 +69,8 @@ pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
 pub use listen::ListenStream;
+#[cfg(feature = "llm")]
+pub use llm::SamplingPolicy;
 pub use outbound::Outbound;
 pub use principal::{InsufficientScope, Principal, Scopes};
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};

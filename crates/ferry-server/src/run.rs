@@ -269,6 +269,7 @@ impl Base {
     fn context(
         &self,
         method: &'static str,
+        target: Option<&str>,
         outbound: Outbound,
         cancel: CancellationToken,
         book: AskBook,
@@ -276,6 +277,7 @@ impl Base {
         Context::new(ContextInner {
             id: self.id.clone(),
             method,
+            target: target.map(Arc::from),
             checked: self.checked.clone(),
             log_level: match &self.session {
                 Some(s) => s.log_level(),
@@ -370,7 +372,13 @@ impl Base {
             }
         };
         for _ in 0..MAX_LOCAL_ROUNDS {
-            let ctx = self.context(method, outbound.clone(), cancel.clone(), book);
+            let ctx = self.context(
+                method,
+                Some(bound.target),
+                outbound.clone(),
+                cancel.clone(),
+                book,
+            );
             let outcome = f(ctx.clone()).await;
             if let Some(stop) = self.swallowed_ask(&ctx, &outcome) {
                 return Step::Stop(stop);
@@ -565,6 +573,7 @@ async fn run_complete(
         Some(c) => {
             let ctx = base.context(
                 methods::COMPLETION_COMPLETE,
+                None,
                 outbound,
                 cancel,
                 AskBook::default(),

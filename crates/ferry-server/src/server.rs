@@ -61,6 +61,8 @@ pub(crate) struct ServerInner {
     pub(crate) sessions: Sessions,
     pub(crate) ask_timeout: Duration,
     pub(crate) states: StateMap,
+    #[cfg(feature = "llm")]
+    pub(crate) sampling: crate::llm::SamplingPolicy,
 }
 
 /// Configures and builds a [`Server`].
@@ -93,6 +95,8 @@ pub struct ServerBuilder {
     session_idle: Duration,
     ask_timeout: Duration,
     states: StateMap,
+    #[cfg(feature = "llm")]
+    sampling: crate::llm::SamplingPolicy,
 }
 
 impl Server {
@@ -126,6 +130,8 @@ impl Server {
             session_idle: Duration::from_secs(30 * 60),
             ask_timeout: Duration::from_secs(10 * 60),
             states: StateMap::default(),
+            #[cfg(feature = "llm")]
+            sampling: crate::llm::SamplingPolicy::default(),
         }
     }
 
@@ -519,6 +525,24 @@ impl ServerBuilder {
         self
     }
 
+    /// Who answers the handlers' sampling (`ctx.sample`, `ctx.generate`): the client
+    /// only (the default), an LLM provider only, or the client when it declared
+    /// `sampling` and the provider otherwise. The one-line migration off the deprecated
+    /// `sampling/createMessage`:
+    ///
+    /// ```no_run
+    /// # fn provider() -> ferry_llm::OpenAiProvider { unimplemented!() }
+    /// use ferry_server::{SamplingPolicy, Server};
+    ///
+    /// let server = Server::builder("summarizer", "1.0.0")
+    ///     .sampling(SamplingPolicy::prefer_client(provider()));
+    /// ```
+    #[cfg(feature = "llm")]
+    pub fn sampling(mut self, policy: crate::llm::SamplingPolicy) -> Self {
+        self.sampling = policy;
+        self
+    }
+
     /// Leaves `serverInfo` out of result `_meta` (it is included by default).
     pub fn without_server_info_in_results(mut self) -> Self {
         self.server_info_in_results = false;
@@ -696,6 +720,8 @@ impl ServerBuilder {
                 sessions: Sessions::new(self.max_sessions, self.session_idle),
                 ask_timeout: self.ask_timeout,
                 states: self.states,
+                #[cfg(feature = "llm")]
+                sampling: self.sampling,
             }),
         })
     }

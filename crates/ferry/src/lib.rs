@@ -51,3 +51,6 @@ pub use ferry_http as http;
 
 #[cfg(feature = "client")]
 pub use ferry_client as client;
+
+#[cfg(feature = "llm")]
+pub use ferry_llm as llm;
