@@ -54,3 +54,12 @@ pub use ferry_client as client;
 
 #[cfg(feature = "llm")]
 pub use ferry_llm as llm;
+
+#[cfg(feature = "auth")]
+pub use ferry_auth as auth;
+
+/// The repository README's examples, compiled and run as doctests (with every feature:
+/// `cargo test -p ferry --all-features --doc`).
+#[cfg(all(doctest, feature = "client", feature = "llm"))]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeExamples;
