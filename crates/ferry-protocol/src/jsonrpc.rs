@@ -194,52 +194,99 @@ pub enum JsonRpcMessage {
     Error(JsonRpcErrorResponse),
 }
 
-impl<'de> Deserialize<'de> for JsonRpcMessage {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        let Value::Object(mut map) = value else {
-            return Err(de::Error::custom("a JSON-RPC message must be an object"));
+impl JsonRpcMessage {
+    /// Reads a message the way a client reads what a server sends: an error response
+    /// whose `id` is `null` or unreadable (the server could not read the request's) has no
+    /// id, and the `jsonrpc` member is not checked. `None` when the bytes are not a
+    /// JSON-RPC message at all.
+    ///
+    /// ```
+    /// use ferry_protocol::jsonrpc::JsonRpcMessage;
+    ///
+    /// let m = JsonRpcMessage::parse_lenient(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#);
+    /// assert!(matches!(m, Some(JsonRpcMessage::Error(e)) if e.id.is_none()));
+    /// ```
+    pub fn parse_lenient(bytes: &[u8]) -> Option<JsonRpcMessage> {
+        let Value::Object(map) = serde_json::from_slice::<Value>(bytes).ok()? else {
+            return None;
         };
-        match map.get("jsonrpc") {
-            Some(Value::String(v)) if v == JSONRPC_VERSION => {}
-            _ => return Err(de::Error::custom("\"jsonrpc\" must be \"2.0\"")),
+        Self::from_map(map, false).ok()
+    }
+
+    fn from_map(
+        mut map: serde_json::Map<String, Value>,
+        strict: bool,
+    ) -> Result<JsonRpcMessage, &'static str> {
+        if strict {
+            match map.get("jsonrpc") {
+                Some(Value::String(v)) if v == JSONRPC_VERSION => {}
+                _ => return Err("\"jsonrpc\" must be \"2.0\""),
+            }
         }
-        let id = match map.remove("id") {
-            None => None,
-            Some(v) => Some(
-                RequestId::from_value(&v)
-                    .ok_or_else(|| de::Error::custom("id must be a string or an integer"))?,
-            ),
-        };
+        let raw_id = map.remove("id");
+        let id = raw_id.as_ref().and_then(RequestId::from_value);
         let params = map.remove("params");
         if let Some(Value::String(method)) = map.remove("method") {
-            return Ok(match id {
-                Some(id) => JsonRpcMessage::Request(JsonRpcRequest {
+            return match (raw_id, id) {
+                (None, _) => Ok(JsonRpcMessage::Notification(JsonRpcNotification {
+                    jsonrpc: JsonRpcVersion,
+                    method,
+                    params,
+                })),
+                (Some(_), Some(id)) => Ok(JsonRpcMessage::Request(JsonRpcRequest {
                     jsonrpc: JsonRpcVersion,
                     id,
                     method,
                     params,
-                }),
-                None => JsonRpcMessage::Notification(JsonRpcNotification {
-                    jsonrpc: JsonRpcVersion,
-                    method,
-                    params,
-                }),
-            });
+                })),
+                (Some(_), None) => Err("id must be a string or an integer"),
+            };
         }
         if let Some(result) = map.remove("result") {
-            let id = id.ok_or_else(|| de::Error::custom("a result response needs an id"))?;
+            if raw_id.is_some() && id.is_none() {
+                return Err("id must be a string or an integer");
+            }
+            let id = id.ok_or("a result response needs an id")?;
             return Ok(JsonRpcMessage::Result(JsonRpcResultResponse::new(
                 id, result,
             )));
         }
         if let Some(error) = map.remove("error") {
-            let error: ErrorObject = serde_json::from_value(error).map_err(de::Error::custom)?;
+            if strict && raw_id.as_ref().is_some_and(|v| !v.is_null()) && id.is_none() {
+                return Err("id must be a string or an integer");
+            }
+            let error = if strict {
+                serde_json::from_value(error)
+                    .map_err(|_| "an error must have a code and a message")?
+            } else {
+                lenient_error(&error).ok_or("an error must have a code")?
+            };
             return Ok(JsonRpcMessage::Error(JsonRpcErrorResponse::new(id, error)));
         }
-        Err(de::Error::custom(
-            "not a JSON-RPC request, notification or response",
-        ))
+        Err("not a JSON-RPC request, notification or response")
+    }
+}
+
+/// An error object with a code, whatever else it lacks.
+fn lenient_error(error: &Value) -> Option<ErrorObject> {
+    Some(ErrorObject {
+        code: crate::ErrorCode(error.get("code").and_then(Value::as_i64)?),
+        message: error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        data: error.get("data").cloned(),
+    })
+}
+
+impl<'de> Deserialize<'de> for JsonRpcMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        let Value::Object(map) = value else {
+            return Err(de::Error::custom("a JSON-RPC message must be an object"));
+        };
+        JsonRpcMessage::from_map(map, true).map_err(de::Error::custom)
     }
 }
 

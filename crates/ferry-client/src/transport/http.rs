@@ -17,9 +17,10 @@ use reqwest::{Response, StatusCode, Url};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Msg, Outgoing, auth, parse_message};
+use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing, auth};
 use crate::error::{Error, Result, RpcError};
 use crate::sse::{SseEvent, SseParser};
+use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse};
 
 /// `Accept` on every POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -371,9 +372,13 @@ async fn post_and_read(
             status.as_u16()
         ))));
     }
-    Some(match parse_message(&body) {
-        Some(Msg::Result { id, result }) if id == out.id => Incoming::Result(result),
-        Some(Msg::Error { id, error }) if id.as_ref().is_none_or(|i| *i == out.id) => {
+    Some(match JsonRpcMessage::parse_lenient(&body) {
+        Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) if id == out.id => {
+            Incoming::Result(result)
+        }
+        Some(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error, .. }))
+            if id.as_ref().is_none_or(|i| *i == out.id) =>
+        {
             Incoming::Error(RpcError::new(error, Some(status.as_u16())))
         }
         Some(_) => Incoming::Failed(Error::protocol("the response does not answer the request")),
@@ -395,7 +400,9 @@ async fn error_reply(status: StatusCode, resp: Response) -> Incoming {
         return Incoming::Failed(Error::Unauthorized { www_authenticate });
     }
     let body = read_body(resp, ERROR_BODY_LIMIT).await.unwrap_or_default();
-    if let Some(Msg::Error { error, .. }) = parse_message(&body) {
+    if let Some(JsonRpcMessage::Error(JsonRpcErrorResponse { error, .. })) =
+        JsonRpcMessage::parse_lenient(&body)
+    {
         return Incoming::Error(RpcError::new(error, Some(status.as_u16())));
     }
     let text = String::from_utf8_lossy(&body);
@@ -511,11 +518,15 @@ async fn deliver(ev: SseEvent, out: &Outgoing, tx: &mpsc::Sender<Incoming>) -> F
     if !matches!(ev.event.as_deref(), None | Some("message")) || ev.data.trim().is_empty() {
         return Flow::Continue;
     }
-    let m = match parse_message(ev.data.as_bytes()) {
-        Some(Msg::Notification(n)) => Incoming::Notification(n),
-        Some(Msg::Request(r)) => Incoming::Request(r),
-        Some(Msg::Result { id, result }) if id == out.id => Incoming::Result(result),
-        Some(Msg::Error { id, error }) if id.as_ref().is_none_or(|i| *i == out.id) => {
+    let m = match JsonRpcMessage::parse_lenient(ev.data.as_bytes()) {
+        Some(JsonRpcMessage::Notification(n)) => Incoming::Notification(n),
+        Some(JsonRpcMessage::Request(r)) => Incoming::Request(r),
+        Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) if id == out.id => {
+            Incoming::Result(result)
+        }
+        Some(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error, .. }))
+            if id.as_ref().is_none_or(|i| *i == out.id) =>
+        {
             Incoming::Error(RpcError::new(error, Some(200)))
         }
         Some(_) => {
@@ -561,9 +572,9 @@ async fn standalone(shared: Arc<Shared>) {
                 {
                     return Flow::Continue;
                 }
-                let m = match parse_message(ev.data.as_bytes()) {
-                    Some(Msg::Request(r)) => Background::Request(r),
-                    Some(Msg::Notification(n)) => Background::Notification(n),
+                let m = match JsonRpcMessage::parse_lenient(ev.data.as_bytes()) {
+                    Some(JsonRpcMessage::Request(r)) => Background::Request(r),
+                    Some(JsonRpcMessage::Notification(n)) => Background::Notification(n),
                     _ => return Flow::Continue,
                 };
                 if bg.send(m).await.is_err() {

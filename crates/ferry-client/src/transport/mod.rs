@@ -112,69 +112,6 @@ pub(crate) enum Background {
     Notification(JsonRpcNotification),
 }
 
-/// A JSON-RPC message read leniently (an error's `id` may be `null`).
-#[derive(Debug)]
-pub(crate) enum Msg {
-    Request(JsonRpcRequest),
-    Notification(JsonRpcNotification),
-    Result {
-        id: RequestId,
-        result: Value,
-    },
-    Error {
-        id: Option<RequestId>,
-        error: ErrorObject,
-    },
-}
-
-/// Parses one JSON-RPC message; `None` if it is not one.
-pub(crate) fn parse_message(bytes: &[u8]) -> Option<Msg> {
-    let Value::Object(mut map) = serde_json::from_slice::<Value>(bytes).ok()? else {
-        return None;
-    };
-    let id = map.remove("id");
-    let parsed_id = id.as_ref().and_then(RequestId::from_value);
-    if let Some(Value::String(method)) = map.remove("method") {
-        let params = map.remove("params");
-        return match (id, parsed_id) {
-            (None, _) => Some(Msg::Notification(JsonRpcNotification {
-                jsonrpc: Default::default(),
-                method,
-                params,
-            })),
-            (Some(_), Some(id)) => Some(Msg::Request(JsonRpcRequest {
-                jsonrpc: Default::default(),
-                id,
-                method,
-                params,
-            })),
-            (Some(_), None) => None,
-        };
-    }
-    if let Some(result) = map.remove("result") {
-        return Some(Msg::Result {
-            id: parsed_id?,
-            result,
-        });
-    }
-    let error = map.remove("error")?;
-    let code = error.get("code").and_then(Value::as_i64)?;
-    let message = error
-        .get("message")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let data = error.get("data").cloned();
-    Some(Msg::Error {
-        id: parsed_id,
-        error: ErrorObject {
-            code: ferry_protocol::ErrorCode(code),
-            message,
-            data,
-        },
-    })
-}
-
 /// The transports.
 pub(crate) enum Transport {
     Http(http::HttpTransport),

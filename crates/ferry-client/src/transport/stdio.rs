@@ -21,8 +21,9 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use super::lines::{Line, read_line};
-use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Msg, Outgoing, parse_message};
+use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing};
 use crate::error::{Error, Result, RpcError};
+use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse};
 
 /// Settings of the stdio transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -309,19 +310,26 @@ async fn read_loop(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match parse_message(&line) {
-            Some(Msg::Result { id, result }) => route(&shared, &id, Incoming::Result(result)).await,
-            Some(Msg::Error {
+        match JsonRpcMessage::parse_lenient(&line) {
+            Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) => {
+                route(&shared, &id, Incoming::Result(result)).await
+            }
+            Some(JsonRpcMessage::Error(JsonRpcErrorResponse {
                 id: Some(id),
                 error,
-            }) => {
+                ..
+            })) => {
                 route(&shared, &id, Incoming::Error(RpcError::new(error, None))).await;
             }
-            Some(Msg::Error { id: None, error }) => {
+            Some(JsonRpcMessage::Error(JsonRpcErrorResponse {
+                id: None, error, ..
+            })) => {
                 tracing::warn!(code = %error.code, message = %error.message, "the server reported an error for no request");
             }
-            Some(Msg::Notification(n)) => dispatch_notification(&shared, &background, n).await,
-            Some(Msg::Request(r)) => {
+            Some(JsonRpcMessage::Notification(n)) => {
+                dispatch_notification(&shared, &background, n).await
+            }
+            Some(JsonRpcMessage::Request(r)) => {
                 if background.send(Background::Request(r)).await.is_err() {
                     break;
                 }
