@@ -11,7 +11,6 @@ pub(crate) mod http;
 mod lines;
 pub(crate) mod stdio;
 
-use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};
 use serde_json::Value;
 use tokio::sync::mpsc;
