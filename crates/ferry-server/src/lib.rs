@@ -65,26 +65,59 @@ pub mod uri_template;
 pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interrupt, UrlConsent};
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
+// Transport-facing items live in [`transport`]; these root paths stay for existing code.
+#[doc(hidden)]
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
+#[doc(hidden)]
 pub use listen::ListenStream;
 #[cfg(feature = "llm")]
 pub use llm::SamplingPolicy;
+#[doc(hidden)]
 pub use outbound::Outbound;
 pub use principal::{InsufficientScope, Principal, Scopes};
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
+#[doc(hidden)]
 pub use refusal::Refusal;
+#[doc(hidden)]
 pub use reply::{Reply, ReplyKind};
 pub use resource::{
     CacheHint, IntoContents, ResourceBuilder, ResourceRequest, TemplateBuilder, not_found,
     resource, resource_template,
 };
+#[doc(hidden)]
 pub use run::{Outcome, PendingCall, Streaming};
 pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
+#[doc(hidden)]
 pub use session::{LEGACY_VERSIONS, Session};
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
+
+/// What a transport needs: feed [`Server::handle`] the bytes of a message with its
+/// [`RequestEnv`](transport::RequestEnv), and write what it returns. Handler authors do
+/// not need this module; `ferry-stdio` and `ferry-http` are built on it.
+///
+/// ```
+/// use ferry_server::transport::{Handled, RequestEnv};
+/// use ferry_server::Server;
+///
+/// let server = Server::builder("s", "1").build().unwrap();
+/// let ping = br#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
+/// match server.handle(ping, RequestEnv::stdio()) {
+///     Handled::Reply(reply) => assert!(reply.body.starts_with(b"{")),
+///     _ => unreachable!("discovery answers at once"),
+/// }
+/// ```
+pub mod transport {
+    pub use crate::dispatch::{Handled, RequestEnv, Transport};
+    pub use crate::listen::ListenStream;
+    pub use crate::outbound::Outbound;
+    pub use crate::refusal::Refusal;
+    pub use crate::reply::{Reply, ReplyKind};
+    pub use crate::run::{Outcome, PendingCall, Streaming};
+    pub use crate::session::{LEGACY_VERSIONS, Session};
+}
 
 pub use ferry_form as form;
 pub use ferry_form::{Form, FormEnum};
