@@ -236,6 +236,11 @@ pub struct DemoArgs {
     /// Leave out the second example (generate_image, two questions in one round).
     #[arg(long)]
     pub short: bool,
+
+    /// Instead of the tour, serve the demo's example server on stdin and stdout until
+    /// stdin ends, to try other commands on: `ferry --stdio "ferry demo --serve-stdio" tools`.
+    #[arg(long, conflicts_with_all = ["interactive", "short"])]
+    pub serve_stdio: bool,
 }
 
 /// A secret (the bearer token): its `Debug` form never shows it.

@@ -430,6 +430,13 @@ fn describe_requests(ir: &InputRequiredResult) {
 
 /// Runs the demo.
 pub async fn run(args: &DemoArgs) -> anyhow::Result<Outcome> {
+    if args.serve_stdio {
+        let everything = build(Options::default()).context("could not build the example server")?;
+        ferry_stdio::serve_stdio(everything.server)
+            .await
+            .context("serving on stdio")?;
+        return Ok(Outcome::Success);
+    }
     let interactive = commands::interactive(false);
     if args.interactive && !interactive {
         return Err(UsageError::new("--interactive needs a terminal (stdin and stderr)").into());

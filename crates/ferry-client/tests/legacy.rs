@@ -8,12 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{everything, everything_stdio, text};
+use common::{everything, text};
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
-use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
-use ferry_client::{
-    CallOptions, Client, ClientBuilder, Era, EraMode, FnHandler, ServerNotification,
-};
+use ferry_client::{CallOptions, Client, ClientBuilder, Era, EraMode, FnHandler};
 use serde_json::json;
 
 fn confirm_and_pick() -> FnHandler {
@@ -98,27 +95,4 @@ async fn legacy_over_http() {
         "{:?}",
         started.elapsed()
     );
-}
-
-#[tokio::test]
-async fn legacy_over_stdio() {
-    let client = exercise(Client::builder().stdio(everything_stdio(&[]))).await;
-    let mut sub = client
-        .listen(SubscriptionFilter::new().with_tools_list_changed())
-        .await
-        .expect("listen");
-    assert!(sub.id().is_none());
-    assert!(sub.granted().wants_tools_list_changed());
-    client
-        .call_tool("test_trigger_tool_change", json!({}))
-        .await
-        .expect("trigger");
-    let n = tokio::time::timeout(Duration::from_secs(5), sub.recv())
-        .await
-        .expect("in time")
-        .expect("open")
-        .expect("ok");
-    assert_eq!(n, ServerNotification::ToolsListChanged);
-    drop(sub);
-    client.close().await.expect("close");
 }

@@ -1,6 +1,6 @@
 //! What the `ferry` binary tests share: ferry-everything served in-process over HTTP on
 //! 127.0.0.1, the `ferry` binary in a pseudo-terminal (expectrl) or with pipes, and the
-//! `ferry-everything` binary for stdio.
+//! example server on stdio (`ferry demo --serve-stdio`).
 //!
 //! Every wait has a deadline. The child's environment is cleaned: no DISPLAY, BROWSER
 //! or token from the developer's session, and no colours.
@@ -8,9 +8,8 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use expectrl::process::unix::WaitStatus;
@@ -230,62 +229,10 @@ pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
 
-/// The `ferry-everything` binary for this test's profile, built on first use (as
-/// ferry-client's stdio tests do). `FERRY_EVERYTHING_BIN` overrides the path.
-pub fn everything_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("FERRY_EVERYTHING_BIN") {
-            return PathBuf::from(p);
-        }
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("target/<profile>/deps")
-            .to_path_buf();
-        let profile = profile_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("debug")
-            .to_owned();
-        let target_dir = profile_dir.parent().expect("target dir").to_path_buf();
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "ferry-everything",
-            "--bin",
-            "ferry-everything",
-        ])
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target_dir);
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cmd.arg("--release");
-            }
-            other => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let status = cmd.status().expect("run cargo build -p ferry-everything");
-        assert!(status.success(), "cargo build -p ferry-everything failed");
-        let bin = profile_dir.join(format!("ferry-everything{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.exists(), "{} is missing", bin.display());
-        bin
-    })
-    .clone()
-}
-
-/// The `--stdio` command line starting ferry-everything.
+/// The `--stdio` command line starting the example server: `ferry demo --serve-stdio`,
+/// from the binary this package builds (no nested cargo build).
 pub fn everything_stdio() -> String {
-    let bin = everything_bin();
-    let quoted = shlex::try_quote(bin.to_str().expect("a UTF-8 path")).expect("quotable path");
-    format!("{quoted} --stdio")
+    let bin = env!("CARGO_BIN_EXE_ferry");
+    let quoted = shlex::try_quote(bin).expect("quotable path");
+    format!("{quoted} demo --serve-stdio")
 }

@@ -1,15 +1,10 @@
 //! Servers for the integration tests: ferry-everything in-process over HTTP (127.0.0.1
-//! only), and the built `ferry-everything` binary over stdio.
-//!
-//! The stdio tests need the binary. They look for it next to the test executable
-//! (`target/<profile>/ferry-everything`, which `cargo test --workspace` builds) and run
-//! `cargo build -p ferry-everything` for that profile first, so `cargo test -p
-//! ferry-client` works on its own too. `FERRY_EVERYTHING_BIN` overrides the path.
+//! only). The tests against the `ferry-everything` binary over stdio live with that
+//! binary, in ferry-everything's `tests/client_stdio.rs`.
 #![allow(dead_code)]
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use axum::Router;
 use axum::extract::Request;
@@ -123,66 +118,6 @@ pub async fn custom(server: ferry_server::Server) -> TestServer {
         ferry_http::McpService::new(server, HttpConfig::default()),
     );
     serve(app).await
-}
-
-/// The path of the `ferry-everything` binary, built for this test's profile.
-pub fn everything_bin() -> PathBuf {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        if let Some(p) = std::env::var_os("FERRY_EVERYTHING_BIN") {
-            return PathBuf::from(p);
-        }
-        let exe = std::env::current_exe().expect("test executable path");
-        let profile_dir = exe
-            .parent()
-            .and_then(|deps| deps.parent())
-            .expect("target/<profile>/deps")
-            .to_path_buf();
-        let profile = profile_dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("debug")
-            .to_owned();
-        let target_dir = profile_dir.parent().expect("target dir").to_path_buf();
-        let manifest = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let mut cmd = std::process::Command::new(cargo);
-        cmd.args([
-            "build",
-            "--quiet",
-            "-p",
-            "ferry-everything",
-            "--bin",
-            "ferry-everything",
-        ])
-        .arg("--manifest-path")
-        .arg(&manifest)
-        .arg("--target-dir")
-        .arg(&target_dir);
-        match profile.as_str() {
-            "debug" => {}
-            "release" => {
-                cmd.arg("--release");
-            }
-            other => {
-                cmd.args(["--profile", other]);
-            }
-        }
-        let status = cmd.status().expect("run cargo build -p ferry-everything");
-        assert!(status.success(), "cargo build -p ferry-everything failed");
-        let bin = profile_dir.join(format!("ferry-everything{}", std::env::consts::EXE_SUFFIX));
-        assert!(bin.exists(), "{} is missing", bin.display());
-        bin
-    })
-    .clone()
-}
-
-/// The command starting ferry-everything over stdio, its logs silenced.
-pub fn everything_stdio(extra: &[&str]) -> tokio::process::Command {
-    let mut cmd = tokio::process::Command::new(everything_bin());
-    cmd.arg("--stdio").args(extra).env("RUST_LOG", "error");
-    cmd.stderr(std::process::Stdio::null());
-    cmd
 }
 
 /// The text of a tool result's first text block.

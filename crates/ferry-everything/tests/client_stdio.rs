@@ -1,17 +1,39 @@
-//! The client against the `ferry-everything --stdio` binary (see `common` for how the
-//! binary is found and built).
-
-mod common;
+//! The client against the `ferry-everything --stdio` binary, in both eras: the modern
+//! stdio transport, child process management, and a 2025-11-25 session over stdio.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{everything_stdio, text};
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
-use ferry_client::{CallOptions, Client, Era, Error, FnHandler, ServerNotification, StdioOptions};
+use ferry_client::{
+    CallOptions, Client, ClientBuilder, Era, EraMode, Error, FnHandler, ServerNotification,
+    StdioOptions,
+};
 use serde_json::json;
+
+/// The command starting this package's `ferry-everything` binary over stdio, its logs
+/// silenced.
+fn everything_stdio(extra: &[&str]) -> tokio::process::Command {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_ferry-everything"));
+    cmd.arg("--stdio").args(extra).env("RUST_LOG", "error");
+    cmd.stderr(std::process::Stdio::null());
+    cmd
+}
+
+/// The text of a tool result's first text block.
+fn text(result: &ferry_client::ferry_protocol::tools::CallToolResult) -> String {
+    use ferry_client::ferry_protocol::content::ContentBlock;
+    result
+        .content
+        .iter()
+        .find_map(|b| match b {
+            ContentBlock::Text(t) => Some(t.text.clone()),
+            _ => None,
+        })
+        .unwrap_or_default()
+}
 
 async fn connect(extra: &[&str], handler: FnHandler) -> Client {
     Client::builder()
@@ -268,4 +290,93 @@ async fn shutdown_sends_sigterm_when_stdin_eof_is_ignored() {
 #[tokio::test]
 async fn shutdown_kills_when_sigterm_is_ignored() {
     shutdown_escalates(true).await;
+}
+
+fn confirm_and_pick() -> FnHandler {
+    FnHandler::new().on_form(|form| {
+        let field = form.fields().next().expect("a field").name.to_owned();
+        let value = match field.as_str() {
+            "aspect_ratio" => ElicitValue::String("9:16".into()),
+            _ => ElicitValue::Bool(true),
+        };
+        assert!(
+            form.context.key.is_none(),
+            "legacy questions have no MRTR key"
+        );
+        async move { ElicitResult::accept(BTreeMap::from([(field, value)])) }
+    })
+}
+
+async fn exercise(builder: ClientBuilder) -> Client {
+    let client = builder
+        .era(EraMode::Legacy)
+        .input_handler(confirm_and_pick())
+        .build()
+        .await
+        .expect("initialize");
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    assert_eq!(
+        client.server_info().expect("server info").name,
+        "ferry-everything"
+    );
+    let d = client.discover().await.expect("discover from initialize");
+    assert_eq!(d.supported_versions, ["2025-11-25"]);
+
+    let tools = client.list_tools().await.expect("tools");
+    assert!(tools.iter().any(|t| t.name == "confirm_delete"));
+    let r = client
+        .call_tool("echo", json!({"text": "legacy"}))
+        .await
+        .expect("echo");
+    assert_eq!(text(&r), "legacy");
+    let r = client
+        .call_tool("confirm_delete", json!({"path": "/l"}))
+        .await
+        .expect("confirm_delete");
+    assert_eq!(text(&r), "Deleted /l");
+    let r = client
+        .call_tool("generate_image", json!({"prompt": "sky"}))
+        .await
+        .expect("generate_image");
+    assert!(text(&r).contains("9:16"), "{}", text(&r));
+
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let opts = CallOptions::new().on_progress(move |p| log.lock().unwrap().push(p.progress));
+    client
+        .call_tool_with("test_tool_with_progress", json!({}), &opts)
+        .await
+        .expect("progress");
+    assert_eq!(*seen.lock().unwrap(), [0.0, 50.0, 100.0]);
+
+    let r = client
+        .read_resource("test://static-text")
+        .await
+        .expect("read");
+    assert_eq!(r.contents.len(), 1);
+    client
+}
+
+#[tokio::test]
+async fn legacy_over_stdio() {
+    let client = exercise(Client::builder().stdio(everything_stdio(&[]))).await;
+    let mut sub = client
+        .listen(SubscriptionFilter::new().with_tools_list_changed())
+        .await
+        .expect("listen");
+    assert!(sub.id().is_none());
+    assert!(sub.granted().wants_tools_list_changed());
+    client
+        .call_tool("test_trigger_tool_change", json!({}))
+        .await
+        .expect("trigger");
+    let n = tokio::time::timeout(Duration::from_secs(5), sub.recv())
+        .await
+        .expect("in time")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(n, ServerNotification::ToolsListChanged);
+    drop(sub);
+    client.close().await.expect("close");
 }
