@@ -190,7 +190,21 @@ async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submi
 }
 
 /// The MCP endpoint, behind bearer authentication when dev tokens are configured.
-pub type Endpoint = tower::util::Either<McpService, BearerAuth<McpService>>;
+pub type Endpoint = tower::util::Either<BearerAuth<McpService>, McpService>;
+
+/// Bearer authentication with the dev tokens, when there are any: required, or optional
+/// (requests without a token then run anonymously).
+pub fn auth_layer(tokens: &StaticTokens, require_auth: bool) -> Option<BearerAuthLayer> {
+    if tokens.is_empty() {
+        return None;
+    }
+    let layer = BearerAuthLayer::new(tokens.clone());
+    Some(if require_auth {
+        layer
+    } else {
+        layer.optional()
+    })
+}
 
 /// The MCP endpoint service (mount it at `/mcp`).
 pub fn endpoint(
@@ -199,16 +213,9 @@ pub fn endpoint(
     tokens: &StaticTokens,
     require_auth: bool,
 ) -> Endpoint {
-    let mcp = McpService::new(server, config);
-    if tokens.is_empty() {
-        tower::util::Either::Left(mcp)
-    } else {
-        let mut layer = BearerAuthLayer::new(tokens.clone());
-        if !require_auth {
-            layer = layer.optional();
-        }
-        tower::util::Either::Right(tower::Layer::layer(&layer, mcp))
-    }
+    tower::ServiceBuilder::new()
+        .option_layer(auth_layer(tokens, require_auth))
+        .service(McpService::new(server, config))
 }
 
 /// The web pages: the account-connection page `connect_account` links to.

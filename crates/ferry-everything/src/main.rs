@@ -1,14 +1,15 @@
 //! `ferry-everything`: serve Ferry's example MCP server over Streamable HTTP or stdio.
 
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use ferry_everything::app::{PageState, endpoint, pages};
+use ferry_everything::app::{PageState, auth_layer, pages};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::{HttpConfig, McpService, StaticTokens};
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
@@ -130,24 +131,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         links: everything.links.clone(),
         tokens,
     });
-    let server = everything.server.clone();
-    let mcp = endpoint(
-        everything.server,
-        HttpConfig::default(),
-        &state.tokens,
-        args.require_auth,
-    );
-    let app = pages(state);
+    let auth = auth_layer(&state.tokens, args.require_auth);
+    let mcp = McpService::new(everything.server, HttpConfig::default());
     tracing::info!("serving MCP at http://{local}/mcp");
-    let shutdown_server = server.clone();
-    let serve = async move {
-        let options = ferry_http::ServeOptions::default();
-        ferry_http::serve_app(listener, &server, mcp, Some(app), &options, async move {
-            ferry_http::shutdown_signal().await;
-            shutdown_server.shutdown();
-        })
-        .await
-    };
+    let serve = ferry_http::serve(listener, mcp)
+        .layer(tower::util::option_layer(auth))
+        .app(pages(state))
+        .with_graceful_shutdown(ferry_http::shutdown_signal())
+        .into_future();
     if args.stdio {
         // Both: the page (and MCP) over HTTP in the background, MCP on stdio until stdin
         // ends, which ends the process.

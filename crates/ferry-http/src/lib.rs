@@ -9,10 +9,14 @@
 //!   the body (400 with -32020), with `=?base64?…?=` decoding.
 //! - `Origin` and `Host` are validated (403), bodies are size-limited (413), handlers are
 //!   time-limited, and closing a stream cancels its handler.
-//! - [`serve`] and [`serve_app`] speak HTTP/1.1 through a connection built for this job: it
-//!   holds no buffer while a response streams, so ten thousand open
-//!   `subscriptions/listen` streams fit in a few tens of MiB. HTTP/2 with prior knowledge
-//!   is opt-in ([`HttpConfig::http2`]) and served by hyper.
+//! - [`serve`] speaks HTTP/1.1 through a connection built for this job: it holds no buffer
+//!   while a response streams or the connection idles, so ten thousand open
+//!   `subscriptions/listen` streams fit in a few tens of MiB. It caps open connections,
+//!   closes idle ones, and rides out accept errors such as running out of file
+//!   descriptors. HTTP/2 with prior knowledge is opt-in ([`HttpConfig::http2`]) and
+//!   served by hyper.
+//! - One [`HttpConfig`], checked when it is built, holds every limit: the endpoint's and
+//!   its connections'.
 //!
 //! ```no_run
 //! use ferry_http::{HttpConfig, McpService};
@@ -20,11 +24,38 @@
 //! # async fn run() -> std::io::Result<()> {
 //! let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
-//! ferry_http::serve(listener, "/mcp", McpService::new(server, HttpConfig::default())).await
+//! ferry_http::serve(listener, McpService::new(server, HttpConfig::default()))
+//!     .with_graceful_shutdown(ferry_http::shutdown_signal())
+//!     .await
 //! # }
 //! ```
 //!
-//! Inside an axum app, mount the service at a path:
+//! With your own pages beside the endpoint, and authentication in front of it:
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens};
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! # let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
+//! let config = HttpConfig::builder()
+//!     .max_body_bytes(1 << 20)
+//!     .idle_timeout(Duration::from_secs(30))
+//!     .build()?;
+//! let pages = axum::Router::new().route("/", axum::routing::get(|| async { "hello" }));
+//! let tokens = StaticTokens::new().with("alice", "a-long-random-token");
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
+//! ferry_http::serve(listener, McpService::new(server, config))
+//!     .layer(BearerAuthLayer::new(tokens))
+//!     .app(pages)
+//!     .with_graceful_shutdown(ferry_http::shutdown_signal())
+//!     .await?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Inside an axum app served by axum, mount the service at a path (the connection limits
+//! are then axum's and hyper's):
 //!
 //! ```no_run
 //! # use ferry_http::{HttpConfig, McpService};
@@ -46,10 +77,11 @@ mod status;
 
 pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
 pub use body::McpBody;
-pub use config::{HttpConfig, OriginPolicy};
-pub use request_body::{BoxError, RequestBody};
-pub use serve::{
-    NotFound, ServeOptions, bind_and_serve, serve, serve_app, serve_with_shutdown, shutdown_signal,
+pub use config::{
+    ConfigError, HttpConfig, HttpConfigBuilder, MAX_CONNECTIONS, MAX_DURATION, MAX_STREAM_BUFFER,
+    OriginPolicy, default_max_connections,
 };
+pub use request_body::{BoxError, RequestBody};
+pub use serve::{NotFound, Serve, ServeFuture, serve, shutdown_signal};
 pub use service::McpService;
 pub use status::{reply_status, status_of};

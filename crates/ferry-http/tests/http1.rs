@@ -1,4 +1,4 @@
-//! Ferry's own HTTP/1.1 connection (`src/h1.rs`) on the wire: raw bytes over
+//! Ferry's own HTTP/1.1 connection (`src/h1/`) on the wire: raw bytes over
 //! `tokio::net::TcpStream` on 127.0.0.1, checked against RFC 9112 (message syntax,
 //! framing, persistence) and RFC 9110 (semantics). Every read has a timeout, so a server
 //! that stalls fails a test instead of hanging it.
@@ -9,7 +9,9 @@ use std::io;
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use ferry_http::{HttpConfig, McpService, NotFound, ServeOptions};
+use std::future::IntoFuture;
+
+use ferry_http::{HttpConfig, McpService};
 use ferry_testkit::eventually;
 use ferry_testkit::http::mcp_headers;
 use ferry_testkit::rpc::{self, call, request};
@@ -373,17 +375,10 @@ fn sse_messages(stream: &[u8]) -> Vec<Value> {
         .collect()
 }
 
-/// Serves the test server at [`PATH`] through `serve_app` with `options`.
-async fn start_with(options: ServeOptions) -> Running {
+/// Serves the test server at [`PATH`] with `config`.
+async fn start_with(config: HttpConfig) -> Running {
     let (s, _) = server();
-    Running::spawn(PATH, move |listener, stop| async move {
-        let service = McpService::new(s.clone(), HttpConfig::default());
-        ferry_http::serve_app(listener, &s, service, None::<NotFound>, &options, async {
-            let _ = stop.await;
-        })
-        .await
-    })
-    .await
+    start(s, config).await
 }
 
 async fn endpoint() -> Running {
@@ -654,9 +649,11 @@ async fn bad_requests_are_rejected_and_the_server_keeps_serving() {
 /// serving. An idle connection with no byte sent is not timed out.
 #[tokio::test]
 async fn slow_heads_time_out_with_408() {
-    let mut options = ServeOptions::new(PATH);
-    options.head_timeout = Duration::from_millis(300);
-    let run = start_with(options).await;
+    let config = HttpConfig::builder()
+        .head_timeout(Duration::from_millis(300))
+        .build()
+        .expect("a valid config");
+    let run = start_with(config).await;
     let addr = run.client.addr();
     let mut idle = Conn::connect(addr).await;
 
@@ -683,13 +680,15 @@ async fn slow_heads_time_out_with_408() {
     run.stop().await;
 }
 
-/// A request body larger than `max_body_bytes` set through `ServeOptions` is refused
+/// A request body larger than the config's `max_body_bytes` is refused by the connection
 /// with 413, framed by length or chunked (RFC 9110 §15.5.14).
 #[tokio::test]
-async fn body_limits_come_from_serve_options() {
-    let mut options = ServeOptions::new(PATH);
-    options.max_body_bytes = 1024;
-    let run = start_with(options).await;
+async fn body_limits_come_from_the_config() {
+    let config = HttpConfig::builder()
+        .max_body_bytes(1024)
+        .build()
+        .expect("a valid config");
+    let run = start_with(config).await;
     let addr = run.client.addr();
     let host = addr.to_string();
     let msg = echo(1, &"x".repeat(2000));
@@ -899,23 +898,14 @@ async fn responses_carry_one_date_and_their_content_type() {
 /// turn instead of breaking tower's readiness contract.
 #[tokio::test]
 async fn endpoints_behind_layers_that_need_readiness_are_served() {
-    use tower::Layer as _;
-
     let (s, _) = server();
-    let run = Running::spawn(PATH, move |listener, stop| async move {
-        let service = tower::limit::ConcurrencyLimitLayer::new(1)
-            .layer(McpService::new(s.clone(), HttpConfig::default()));
-        ferry_http::serve_app(
-            listener,
-            &s,
-            service,
-            None::<NotFound>,
-            &ServeOptions::default(),
-            async {
+    let run = Running::spawn(PATH, move |listener, stop| {
+        ferry_http::serve(listener, McpService::new(s, HttpConfig::default()))
+            .layer(tower::limit::ConcurrencyLimitLayer::new(1))
+            .with_graceful_shutdown(async {
                 let _ = stop.await;
-            },
-        )
-        .await
+            })
+            .into_future()
     })
     .await;
     let addr = run.client.addr();

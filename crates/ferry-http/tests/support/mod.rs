@@ -1,4 +1,4 @@
-//! A test server on 127.0.0.1 behind the real transport (`serve_with_shutdown`, or an
+//! A test server on 127.0.0.1 behind the real transport (`ferry_http::serve`, or an
 //! axum app with `BearerAuthLayer`), with tools that stream, block, hang and report who
 //! called them.
 
@@ -8,7 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens, serve_with_shutdown};
+use std::future::IntoFuture;
+
+use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens};
 use ferry_protocol::resources::TextResourceContents;
 use ferry_server::{Context, ResourceRequest, Server, resource, tool};
 pub use ferry_testkit::serve::Running;
@@ -139,13 +141,15 @@ pub fn server() -> (Server, Probe) {
     (server, probe)
 }
 
-/// Serves `server` at [`PATH`] with `serve_with_shutdown`.
+/// Serves `server` at [`PATH`] with `ferry_http::serve`.
 pub async fn start(server: Server, config: HttpConfig) -> Running {
     let service = McpService::new(server, config);
     Running::spawn(PATH, |listener, stop| {
-        serve_with_shutdown(listener, PATH, service, async {
-            let _ = stop.await;
-        })
+        ferry_http::serve(listener, service)
+            .with_graceful_shutdown(async {
+                let _ = stop.await;
+            })
+            .into_future()
     })
     .await
 }
@@ -173,8 +177,8 @@ pub async fn start_with_auth(server: Server, required: bool) -> Running {
 
 /// A config with short keep-alives, for tests that wait for them.
 pub fn quick_keep_alive() -> HttpConfig {
-    HttpConfig {
-        keep_alive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    }
+    HttpConfig::builder()
+        .sse_keep_alive(Duration::from_millis(50))
+        .build()
+        .expect("a valid config")
 }
