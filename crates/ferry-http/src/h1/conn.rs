@@ -16,6 +16,8 @@ use http_body_util::BodyExt;
 use tokio::io::AsyncRead;
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
+
+use pin_project_lite::pin_project;
 use tokio_util::sync::CancellationToken;
 
 use super::decode::Chunked;
@@ -45,9 +47,7 @@ pub(crate) async fn serve_connection<H, F, B, R, RB>(
     RB::Error: Into<BoxError>,
 {
     let mut conn = Conn::new(stream);
-    // One timer for the connection's life, moved forward before each wait for a request:
-    // moving a registered timer later costs no lock.
-    let mut idle = std::pin::pin!(tokio::time::sleep_until(Instant::now()));
+    let mut idle = std::pin::pin!(Idle::new(limits.idle_timeout));
     loop {
         let req = match conn.read_request(&limits, &shutdown, idle.as_mut()).await {
             Ok(Some(req)) => req,
@@ -82,6 +82,55 @@ pub(crate) async fn serve_connection<H, F, B, R, RB>(
         if written.is_err() || !keep_alive || shutdown.is_cancelled() {
             conn.close().await;
             return;
+        }
+    }
+}
+
+/// How many parts the idle timeout is checked in.
+const IDLE_SLICES: u32 = 4;
+
+pin_project! {
+    /// The idle timeout: a timer that ticks every quarter of it, counting the ticks that
+    /// find the connection still waiting for a request. A connection that waits through
+    /// the whole timeout (four ticks after the one that began the wait) is idle: it is
+    /// closed between `idle_timeout` and a quarter more after its wait began.
+    ///
+    /// A new request costs nothing here (no clock read, no timer moved), and a connection
+    /// busy with one response is woken at most once, by the tick that finds it busy.
+    struct Idle {
+        #[pin]
+        tick: Sleep,
+        slice: Duration,
+        ticks: u32,
+    }
+}
+
+impl Idle {
+    /// The timer of a new connection, which starts waiting at once: its first tick is
+    /// due now.
+    fn new(timeout: Duration) -> Idle {
+        Idle {
+            tick: tokio::time::sleep_until(Instant::now()),
+            slice: timeout / IDLE_SLICES,
+            ticks: 0,
+        }
+    }
+
+    /// The connection begins waiting for a request.
+    fn start_wait(self: Pin<&mut Self>) {
+        *self.project().ticks = 0;
+    }
+
+    /// Completes once the connection has waited for the whole timeout.
+    fn poll_expired(self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> Poll<()> {
+        let mut me = self.project();
+        loop {
+            std::task::ready!(me.tick.as_mut().poll(cx));
+            *me.ticks += 1;
+            if *me.ticks > IDLE_SLICES {
+                return Poll::Ready(());
+            }
+            me.tick.as_mut().reset(Instant::now() + *me.slice);
         }
     }
 }
@@ -122,19 +171,19 @@ impl Conn {
         &mut self,
         limits: &Limits,
         shutdown: &CancellationToken,
-        mut idle: Pin<&mut Sleep>,
+        mut idle: Pin<&mut Idle>,
     ) -> Result<Option<Request<RequestBody>>, Fail> {
         // Wait for the first bytes with no buffer, and read them into the thread's scratch
         // buffer: a whole small request (the usual case) is copied once, straight into its
         // own allocation, and the connection holds no read buffer.
         let mut first = None;
         if self.buf.is_empty() {
-            idle.as_mut().reset(Instant::now() + limits.idle_timeout);
+            idle.as_mut().start_wait();
             let read = tokio::select! {
                 biased;
                 r = std::future::poll_fn(|cx| self.poll_first(cx, limits)) => r,
                 _ = shutdown.cancelled() => return Ok(None),
-                () = idle.as_mut() => return Ok(None),
+                () = std::future::poll_fn(|cx| idle.as_mut().poll_expired(cx)) => return Ok(None),
             };
             match read {
                 Ok((0, _)) => return Ok(None),

@@ -44,25 +44,21 @@ impl Acceptor {
         loop {
             match self.listener.accept().await {
                 Ok(accepted) => {
-                    if let Some(failures) = self.failures.clear() {
-                        tracing::info!(failures, "accepting connections again");
-                    }
                     self.backoff = MIN_BACKOFF;
                     return accepted;
                 }
                 Err(e) if skipped(&e) => continue,
                 Err(e) => {
-                    match self.failures.record(Instant::now()) {
-                        Some(Due::First) => tracing::warn!(
+                    let pause = self.backoff;
+                    tracing::debug!(error = %e, pause_ms = pause.as_millis(), "accept failed");
+                    if let Some(failures) = self.failures.record(Instant::now()) {
+                        tracing::warn!(
                             error = %e,
-                            "accept failed; pausing before the next accept (repeats are logged every 5 s)"
-                        ),
-                        Some(Due::Repeat(failures)) => {
-                            tracing::warn!(error = %e, failures, "accept still failing")
-                        }
-                        None => {}
+                            failures,
+                            "accept failed; pausing accepts (failures since the last report, which come at most every 5 s)"
+                        );
                     }
-                    tokio::time::sleep(self.backoff).await;
+                    tokio::time::sleep(pause).await;
                     self.backoff = (self.backoff * 2).min(MAX_BACKOFF);
                 }
             }
@@ -126,14 +122,13 @@ impl Slots {
     /// A slot for a connection just accepted (after [`Slots::room`]).
     pub(super) fn admit(&mut self) -> Option<Admission> {
         if let Ok(slot) = self.serving.clone().try_acquire_owned() {
-            self.full.clear();
             return Some(Admission::Serve(slot));
         }
-        if self.full.record(Instant::now()).is_some() {
+        if let Some(refused) = self.full.record(Instant::now()) {
             tracing::warn!(
                 max_connections = self.max,
-                refused = self.full.count(),
-                "connection limit reached: new connections are answered 503 (logged every 5 s)"
+                refused,
+                "connection limit reached: new connections are answered 503 (refusals since the last report, which come at most every 5 s)"
             );
         }
         let slot = self.refusing.clone().try_acquire_owned().ok()?;
@@ -147,22 +142,14 @@ impl Slots {
     }
 }
 
-/// When a line about a repeating condition is due.
-#[derive(Debug, PartialEq, Eq)]
-enum Due {
-    /// The condition just began.
-    First,
-    /// It went on: this many times since the last line.
-    Repeat(u64),
-}
-
-/// Counts a repeating condition and says when to log it: at once when it begins, then at
-/// most once per interval, with the count since the last line.
+/// Counts a repeating condition and says when to log it: at once the first time, then at
+/// most once per interval, with the count since the last line. An interruption does not
+/// reset it, so a condition that comes and goes (descriptors freed one at a time) is
+/// still logged once per interval.
 struct Throttle {
     interval: Duration,
     last_line: Option<Instant>,
     since_line: u64,
-    total: u64,
 }
 
 impl Throttle {
@@ -171,35 +158,20 @@ impl Throttle {
             interval,
             last_line: None,
             since_line: 0,
-            total: 0,
         }
     }
 
-    /// Counts one occurrence at `now`.
-    fn record(&mut self, now: Instant) -> Option<Due> {
-        self.total += 1;
+    /// Counts one occurrence at `now`: the count since the last line, when a line is due.
+    fn record(&mut self, now: Instant) -> Option<u64> {
         self.since_line += 1;
-        let due = match self.last_line {
-            None => Due::First,
-            Some(at) if now.duration_since(at) >= self.interval => Due::Repeat(self.since_line),
-            Some(_) => return None,
-        };
+        if self
+            .last_line
+            .is_some_and(|at| now.duration_since(at) < self.interval)
+        {
+            return None;
+        }
         self.last_line = Some(now);
-        self.since_line = 0;
-        Some(due)
-    }
-
-    /// Occurrences since the condition began.
-    fn count(&self) -> u64 {
-        self.total
-    }
-
-    /// The condition ended: how many times it occurred, if it did at all.
-    fn clear(&mut self) -> Option<u64> {
-        let total = std::mem::take(&mut self.total);
-        self.last_line = None;
-        self.since_line = 0;
-        (total > 0).then_some(total)
+        Some(std::mem::take(&mut self.since_line))
     }
 }
 
@@ -212,24 +184,18 @@ mod tests {
         let start = Instant::now();
         let at = |ms| start + Duration::from_millis(ms);
         let mut t = Throttle::new(Duration::from_secs(5));
-        assert_eq!(t.record(at(0)), Some(Due::First));
-        let mut lines = 0;
+        assert_eq!(t.record(at(0)), Some(1), "the first one at once");
+        let mut lines = Vec::new();
         // A failure every 5 ms for 12 s: 2,400 failures, two more lines.
         for i in 1..2400 {
-            match t.record(at(i * 5)) {
-                Some(Due::Repeat(n)) => {
-                    lines += 1;
-                    assert_eq!(n, 1000, "every failure since the last line is counted");
-                }
-                Some(Due::First) => panic!("only the first failure is first"),
-                None => {}
+            if let Some(n) = t.record(at(i * 5)) {
+                lines.push(n);
             }
         }
-        assert_eq!(lines, 2);
-        assert_eq!(t.count(), 2400);
-        assert_eq!(t.clear(), Some(2400));
-        assert_eq!(t.clear(), None, "nothing since");
-        assert_eq!(t.record(at(12_001)), Some(Due::First), "a new streak");
+        assert_eq!(lines, [1000, 1000], "each counts every failure since the last");
+        // Quiet for a while, then once more: logged at once, with what went unreported.
+        assert_eq!(t.record(at(20_000)), Some(400));
+        assert_eq!(t.record(at(20_001)), None);
     }
 
     #[tokio::test]

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod wire;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
