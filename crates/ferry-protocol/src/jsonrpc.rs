@@ -1,4 +1,4 @@
-//! The JSON-RPC 2.0 envelope MCP uses (DIGEST §2.1, schema.ts `JSONRPCMessage`).
+//! The JSON-RPC 2.0 envelope MCP uses (basic/index.mdx, schema.ts `JSONRPCMessage`).
 //!
 //! Two shapes live here: owned, typed messages ([`JsonRpcMessage`] and friends) for code
 //! that builds or inspects messages, and a borrowed [`Envelope`] that a server reads first
@@ -262,6 +262,52 @@ impl<'de> Deserialize<'de> for JsonRpcVersion {
             Err(de::Error::custom("\"jsonrpc\" must be \"2.0\""))
         }
     }
+}
+
+/// Serializes a notification: `{"jsonrpc":"2.0","method":…,"params":…}`, one line.
+///
+/// ```
+/// use ferry_protocol::jsonrpc::encode_notification;
+/// use serde_json::json;
+///
+/// let bytes = encode_notification("notifications/progress", &json!({"progressToken": 1, "progress": 2}));
+/// assert_eq!(
+///     std::str::from_utf8(&bytes).unwrap(),
+///     r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":2,"progressToken":1}}"#
+/// );
+/// ```
+pub fn encode_notification<P: Serialize + ?Sized>(method: &str, params: &P) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Notification<'a, P: ?Sized> {
+        jsonrpc: JsonRpcVersion,
+        method: &'a str,
+        params: &'a P,
+    }
+    // Serializing plain data into memory cannot fail.
+    serde_json::to_vec(&Notification {
+        jsonrpc: JsonRpcVersion,
+        method,
+        params,
+    })
+    .unwrap_or_default()
+}
+
+/// Serializes a request: `{"jsonrpc":"2.0","id":…,"method":…,"params":…}`, one line.
+pub fn encode_request<P: Serialize + ?Sized>(id: &RequestId, method: &str, params: &P) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Request<'a, P: ?Sized> {
+        jsonrpc: JsonRpcVersion,
+        id: &'a RequestId,
+        method: &'a str,
+        params: &'a P,
+    }
+    serde_json::to_vec(&Request {
+        jsonrpc: JsonRpcVersion,
+        id,
+        method,
+        params,
+    })
+    .unwrap_or_default()
 }
 
 /// A message read without copying: the first thing a server parses.

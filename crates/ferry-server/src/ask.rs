@@ -4,7 +4,7 @@
 //! an ask with no answer yet stops the handler with an [`Interrupt`]; the server answers
 //! with an `InputRequiredResult` listing every pending ask, the client retries with the
 //! answers, the handler runs again from the top, and the same ask now returns its answer
-//! (DIGEST §4, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
+//! (mrtr.mdx, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
 //! a later round never asks again.
 
 use std::any::TypeId;
@@ -17,6 +17,7 @@ use std::sync::{Arc, OnceLock};
 use ferry_form::{Form, FormSchema};
 use ferry_protocol::capabilities::required;
 use ferry_protocol::elicitation::ElicitAction;
+use ferry_protocol::methods;
 use ferry_protocol::roots::{ListRootsResult, Root};
 #[allow(deprecated)]
 use ferry_protocol::sampling::{CreateMessageRequestParams, CreateMessageResult};
@@ -195,7 +196,7 @@ impl AskSpec {
         }
         let raw = match self {
             AskSpec::Form { message, schema } => serde_json::value::to_raw_value(&Request {
-                method: "elicitation/create",
+                method: methods::ELICITATION_CREATE,
                 params: FormParams {
                     mode: legacy.is_none().then_some("form"),
                     message,
@@ -203,7 +204,7 @@ impl AskSpec {
                 },
             }),
             AskSpec::Url { message, url } => serde_json::value::to_raw_value(&Request {
-                method: "elicitation/create",
+                method: methods::ELICITATION_CREATE,
                 params: UrlParams {
                     mode: "url",
                     message,
@@ -212,11 +213,11 @@ impl AskSpec {
                 },
             }),
             AskSpec::Sampling(params) => serde_json::value::to_raw_value(&Request {
-                method: "sampling/createMessage",
+                method: methods::SAMPLING_CREATE_MESSAGE,
                 params,
             }),
             AskSpec::Roots => serde_json::value::to_raw_value(&Request {
-                method: "roots/list",
+                method: methods::ROOTS_LIST,
                 params: json!({}),
             }),
             AskSpec::Invalid(_) => serde_json::value::to_raw_value(&Value::Null),

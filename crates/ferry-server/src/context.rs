@@ -7,8 +7,12 @@ use bytes::Bytes;
 use ferry_form::Form;
 use ferry_protocol::common::Implementation;
 use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::jsonrpc::encode_notification;
+use ferry_protocol::legacy::ElicitationCompleteNotificationParams;
 use ferry_protocol::logging::LoggingLevel;
+use ferry_protocol::logging::LoggingMessageNotificationParams;
 use ferry_protocol::meta::RequestMeta;
+use ferry_protocol::notifications::{self, ProgressNotificationParams};
 #[allow(deprecated)]
 use ferry_protocol::roots::Root;
 #[allow(deprecated)]
@@ -17,7 +21,7 @@ use ferry_protocol::{ClientCapabilities, ProtocolVersion};
 use parking_lot::{Mutex, MutexGuard};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::{Ask, AskBook, AskOutput, AskSet, AskSpec, Elicitation, Interrupt, UrlConsent};
@@ -128,14 +132,14 @@ impl Context {
             }
             *last = Some(progress);
         }
-        let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(total) = total {
-            params["total"] = json!(total);
-        }
-        if let Some(message) = message {
-            params["message"] = json!(message);
-        }
-        self.notify("notifications/progress", params).await;
+        let params = ProgressNotificationParams {
+            meta: None,
+            progress_token: token.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        };
+        self.notify(notifications::PROGRESS, &params).await;
     }
 
     /// Sends a log message to the client (deprecated feature: prefer stderr or
@@ -154,21 +158,21 @@ impl Context {
             return;
         }
         deprecation::warn_once(deprecation::Feature::Logging);
-        let mut params = json!({ "level": level, "data": data });
-        if let Some(logger) = logger {
-            params["logger"] = json!(logger);
-        }
-        self.notify("notifications/message", params).await;
+        let params = LoggingMessageNotificationParams {
+            meta: None,
+            level,
+            logger: logger.map(str::to_owned),
+            data,
+        };
+        self.notify(notifications::MESSAGE, &params).await;
     }
 
-    async fn notify(&self, method: &str, params: Value) {
+    async fn notify<P: Serialize>(&self, method: &str, params: &P) {
         if !self.inner.outbound.is_open() {
             return;
         }
-        let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
-        if let Ok(bytes) = serde_json::to_vec(&msg) {
-            self.inner.outbound.send(Bytes::from(bytes)).await;
-        }
+        let bytes = encode_notification(method, params);
+        self.inner.outbound.send(Bytes::from(bytes)).await;
     }
 
     /// Asks the user to fill in a form described by `T` (elicitation, form mode).
@@ -258,12 +262,11 @@ impl Context {
         let Some(id) = self.asks().url_ids.get(key).cloned() else {
             return;
         };
-        let msg = json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/elicitation/complete",
-            "params": { "elicitationId": id }
-        });
-        let bytes = Bytes::from(serde_json::to_vec(&msg).unwrap_or_default());
+        let params = ElicitationCompleteNotificationParams { elicitation_id: id };
+        let bytes = Bytes::from(encode_notification(
+            ferry_protocol::legacy::ELICITATION_COMPLETE,
+            &params,
+        ));
         if self.inner.outbound.is_open() {
             self.inner.outbound.send(bytes).await;
         } else {

@@ -5,11 +5,13 @@ use std::sync::Arc;
 
 use ferry_protocol::common::Implementation;
 use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::jsonrpc::encode_notification;
+use ferry_protocol::legacy::InitializeResult;
+use ferry_protocol::notifications::{self, NotificationParams, ResourceUpdatedNotificationParams};
 use ferry_protocol::request::InitializeParams;
 use ferry_protocol::version::ProtocolVersion;
 use ferry_protocol::{ClientCapabilities, ErrorCode, ErrorObject};
 use serde::Deserialize;
-use serde_json::json;
 
 use tokio::sync::broadcast::error::RecvError;
 
@@ -69,23 +71,27 @@ impl Server {
                     _ = server.shutting_down() => break,
                     e = events.recv() => e,
                 };
-                let (method, params) = match event {
-                    Ok(Event::ToolsChanged) => ("notifications/tools/list_changed", json!({})),
-                    Ok(Event::PromptsChanged) => ("notifications/prompts/list_changed", json!({})),
-                    Ok(Event::ResourcesChanged) => {
-                        ("notifications/resources/list_changed", json!({}))
+                let empty = NotificationParams::new();
+                let bytes = match event {
+                    Ok(Event::ToolsChanged) => {
+                        encode_notification(notifications::TOOLS_LIST_CHANGED, &empty)
                     }
-                    Ok(Event::ResourceUpdated(uri)) if session.is_subscribed(&uri) => (
-                        "notifications/resources/updated",
-                        json!({ "uri": uri.as_ref() }),
-                    ),
+                    Ok(Event::PromptsChanged) => {
+                        encode_notification(notifications::PROMPTS_LIST_CHANGED, &empty)
+                    }
+                    Ok(Event::ResourcesChanged) => {
+                        encode_notification(notifications::RESOURCES_LIST_CHANGED, &empty)
+                    }
+                    Ok(Event::ResourceUpdated(uri)) if session.is_subscribed(&uri) => {
+                        encode_notification(
+                            notifications::RESOURCES_UPDATED,
+                            &ResourceUpdatedNotificationParams::new(uri.as_ref()),
+                        )
+                    }
                     Ok(Event::ResourceUpdated(_)) | Err(RecvError::Lagged(_)) => continue,
                     Err(RecvError::Closed) => break,
                 };
-                let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-                session.send_standalone(bytes::Bytes::from(
-                    serde_json::to_vec(&msg).unwrap_or_default(),
-                ));
+                session.send_standalone(bytes::Bytes::from(bytes));
             }
         });
     }
@@ -203,14 +209,12 @@ impl Server {
             ));
         }
         let inner = &*self.inner;
-        let mut result = json!({
-            "protocolVersion": version.as_str(),
-            "capabilities": inner.legacy_capabilities,
-            "serverInfo": inner.info,
-        });
-        if let Some(i) = &inner.instructions {
-            result["instructions"] = json!(i);
-        }
+        let mut result = InitializeResult::new(
+            version.as_str(),
+            inner.legacy_capabilities.clone(),
+            inner.info.clone(),
+        );
+        result.instructions = inner.instructions.clone();
         Ok(Handled::Initialized {
             reply: Reply::result(id, &result, None),
             session,

@@ -5,9 +5,14 @@
 use bytes::Bytes;
 use ferry_protocol::capabilities::ServerCapabilities;
 use ferry_protocol::jsonrpc::RequestId;
-use ferry_protocol::meta::SUBSCRIPTION_ID;
+use ferry_protocol::jsonrpc::encode_notification;
+use ferry_protocol::meta::{Meta, SUBSCRIPTION_ID};
+use ferry_protocol::notifications::{self, NotificationParams, ResourceUpdatedNotificationParams};
+use ferry_protocol::subscriptions::{
+    SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenResult,
+};
 use ferry_protocol::{ClientCapabilities, ErrorObject};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
@@ -33,21 +38,15 @@ pub(crate) struct Filter {
 }
 
 impl Filter {
-    fn to_json(&self) -> Value {
-        let mut m = Map::new();
-        if self.tools {
-            m.insert("toolsListChanged".into(), json!(true));
+    /// The filter as honoured, for the acknowledgement.
+    fn honoured(&self) -> SubscriptionFilter {
+        SubscriptionFilter {
+            tools_list_changed: self.tools.then_some(true),
+            prompts_list_changed: self.prompts.then_some(true),
+            resources_list_changed: self.resources.then_some(true),
+            resource_subscriptions: (!self.uris.is_empty()).then(|| self.uris.clone()),
+            task_ids: None,
         }
-        if self.prompts {
-            m.insert("promptsListChanged".into(), json!(true));
-        }
-        if self.resources {
-            m.insert("resourcesListChanged".into(), json!(true));
-        }
-        if !self.uris.is_empty() {
-            m.insert("resourceSubscriptions".into(), json!(self.uris));
-        }
-        Value::Object(m)
     }
 
     fn wants(&self, event: &Event) -> bool {
@@ -123,10 +122,11 @@ pub(crate) fn parse_filter(
     })
 }
 
-fn tagged(method: &str, id: &RequestId, mut params: Map<String, Value>) -> Bytes {
-    params.insert("_meta".into(), json!({ SUBSCRIPTION_ID: id }));
-    let msg = json!({ "jsonrpc": "2.0", "method": method, "params": params });
-    Bytes::from(serde_json::to_vec(&msg).unwrap_or_default())
+/// The `_meta` that ties a notification to its listen request.
+fn subscription_meta(id: &RequestId) -> Meta {
+    let mut meta = Meta::new();
+    meta.insert(SUBSCRIPTION_ID.to_owned(), id.to_value());
+    meta
 }
 
 /// One `subscriptions/listen` stream as a [`Stream`] of serialized messages: the
@@ -177,17 +177,21 @@ impl ListenStream {
     }
 
     fn notification(&self, event: &Event) -> Bytes {
-        let (method, params) = match event {
-            Event::ToolsChanged => ("notifications/tools/list_changed", Map::new()),
-            Event::PromptsChanged => ("notifications/prompts/list_changed", Map::new()),
-            Event::ResourcesChanged => ("notifications/resources/list_changed", Map::new()),
-            Event::ResourceUpdated(uri) => {
-                let mut p = Map::new();
-                p.insert("uri".into(), json!(uri.as_ref()));
-                ("notifications/resources/updated", p)
-            }
-        };
-        tagged(method, &self.id, params)
+        let meta = Some(subscription_meta(&self.id));
+        let changed =
+            |method| encode_notification(method, &NotificationParams { meta: meta.clone() });
+        Bytes::from(match event {
+            Event::ToolsChanged => changed(notifications::TOOLS_LIST_CHANGED),
+            Event::PromptsChanged => changed(notifications::PROMPTS_LIST_CHANGED),
+            Event::ResourcesChanged => changed(notifications::RESOURCES_LIST_CHANGED),
+            Event::ResourceUpdated(uri) => encode_notification(
+                notifications::RESOURCES_UPDATED,
+                &ResourceUpdatedNotificationParams {
+                    meta,
+                    uri: uri.to_string(),
+                },
+            ),
+        })
     }
 }
 
@@ -200,13 +204,14 @@ impl Stream for ListenStream {
             Phase::Done => return Poll::Ready(None),
             Phase::Ack => {
                 this.phase = Phase::Live;
-                let mut ack = Map::new();
-                ack.insert("notifications".into(), this.filter.to_json());
-                return Poll::Ready(Some(tagged(
-                    "notifications/subscriptions/acknowledged",
+                let ack = SubscriptionsAcknowledgedNotificationParams::new(
                     &this.id,
-                    ack,
-                )));
+                    this.filter.honoured(),
+                );
+                return Poll::Ready(Some(Bytes::from(encode_notification(
+                    notifications::SUBSCRIPTIONS_ACKNOWLEDGED,
+                    &ack,
+                ))));
             }
             Phase::Live => {}
         }
@@ -264,11 +269,12 @@ pub(crate) async fn run(
 
 /// The graceful completion result: `{resultType: complete, _meta: {subscriptionId}}`.
 fn completion(server: &Server, id: &RequestId) -> Reply {
-    let mut meta = Map::new();
-    meta.insert(SUBSCRIPTION_ID.into(), id.to_value());
-    meta.insert(
-        ferry_protocol::meta::SERVER_INFO.into(),
-        serde_json::to_value(&server.inner.info).unwrap_or(Value::Null),
-    );
-    Reply::result(id, &json!({"resultType": "complete", "_meta": meta}), None)
+    let mut result = SubscriptionsListenResult::closed(id);
+    if let Some(meta) = result.meta.as_mut() {
+        meta.insert(
+            ferry_protocol::meta::SERVER_INFO.into(),
+            serde_json::to_value(&server.inner.info).unwrap_or(Value::Null),
+        );
+    }
+    Reply::result(id, &result, None)
 }

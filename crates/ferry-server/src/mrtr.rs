@@ -1,10 +1,11 @@
 //! The MRTR engine: opens and checks an incoming `requestState`, merges answers, and
 //! turns an interrupted handler into an `InputRequiredResult` with a freshly sealed state
-//! (mrtr.mdx; DIGEST §4.3 to §4.5).
+//! (mrtr.mdx).
 
 use std::collections::BTreeMap;
 
 use ferry_protocol::ErrorObject;
+use ferry_protocol::methods;
 use ferry_state::{Binding, Redemption, StateClaims};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -183,9 +184,9 @@ fn check_shape(kind: AskKind, key: &str, value: &Value) -> Result<(), ErrorObjec
         Err(ErrorObject::invalid_params(format!(
             "inputResponses[{key:?}] is not a valid answer to a {} request",
             match kind {
-                AskKind::Form | AskKind::Url => "elicitation/create",
-                AskKind::Sampling => "sampling/createMessage",
-                AskKind::Roots => "roots/list",
+                AskKind::Form | AskKind::Url => methods::ELICITATION_CREATE,
+                AskKind::Sampling => methods::SAMPLING_CREATE_MESSAGE,
+                AskKind::Roots => methods::ROOTS_LIST,
             }
         )))
     }

@@ -8,11 +8,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use ferry_protocol::ErrorObject;
+use ferry_protocol::completion::{CompleteResult, Completion};
 use ferry_protocol::jsonrpc::RequestId;
+use ferry_protocol::methods;
+use ferry_protocol::resources::ReadResourceResult;
+use ferry_protocol::result::CacheScope;
 use ferry_protocol::result::ResultType;
 use ferry_protocol::tools::CallToolResult;
 use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::ask::{AskBook, InterruptKind};
@@ -434,10 +438,10 @@ async fn run_tool(
             "Invalid arguments: {problems}"
         )));
     }
-    let bound = base.bound("tools/call", &entry.def.name, &args);
+    let bound = base.bound(methods::TOOLS_CALL, &entry.def.name, &args);
     let step = base
         .execute(
-            "tools/call",
+            methods::TOOLS_CALL,
             &bound,
             entry.policy,
             mrtr,
@@ -469,11 +473,11 @@ async fn run_prompt(
     outbound: Outbound,
     cancel: CancellationToken,
 ) -> Reply {
-    let args_json = json!(args);
-    let bound = base.bound("prompts/get", &entry.def.name, &args_json);
+    let args_json = serde_json::to_value(&args).unwrap_or_default();
+    let bound = base.bound(methods::PROMPTS_GET, &entry.def.name, &args_json);
     let step = base
         .execute(
-            "prompts/get",
+            methods::PROMPTS_GET,
             &bound,
             entry.policy,
             mrtr,
@@ -509,10 +513,10 @@ async fn run_read(
     let retry = mrtr.is_retry();
     let request = ResourceRequest { uri, params };
     let uri = &request.uri;
-    let bound = base.bound("resources/read", uri, &Value::Null);
+    let bound = base.bound(methods::RESOURCES_READ, uri, &Value::Null);
     let step = base
         .execute(
-            "resources/read",
+            methods::RESOURCES_READ,
             &bound,
             StatePolicy::default(),
             mrtr,
@@ -526,18 +530,18 @@ async fn run_read(
             base.error(&crate::error::resource_not_found(uri, base.legacy()))
         }
         Step::Done(contents) => {
-            let mut result = json!({ "contents": contents });
+            let mut result = ReadResourceResult::new(contents);
+            result.result_type = base.result_type();
             if !base.legacy() {
-                result["resultType"] = json!("complete");
                 // Results of MRTR retries must not be cached (caching.mdx): the hints the
                 // schema requires say so (stale at once, never shared).
-                if retry {
-                    result["ttlMs"] = json!(0);
-                    result["cacheScope"] = json!("private");
+                let hint = if retry {
+                    CacheHint::new(0, CacheScope::Private)
                 } else {
-                    result["ttlMs"] = json!(cache.ttl_ms);
-                    result["cacheScope"] = json!(cache.scope);
-                }
+                    cache
+                };
+                result.ttl_ms = Some(hint.ttl_ms);
+                result.cache_scope = Some(hint.scope);
             }
             Reply::result(&base.id, &result, base.meta_bytes())
         }
@@ -559,7 +563,12 @@ async fn run_complete(
     let values = match completer {
         None => Vec::new(),
         Some(c) => {
-            let ctx = base.context("completion/complete", outbound, cancel, AskBook::default());
+            let ctx = base.context(
+                methods::COMPLETION_COMPLETE,
+                outbound,
+                cancel,
+                AskBook::default(),
+            );
             match c.complete(ctx, req).await {
                 Ok(v) => v,
                 Err(e) => {
@@ -582,11 +591,15 @@ async fn run_complete(
     let total = values.len();
     let has_more = total > MAX_COMPLETION_VALUES;
     let values: Vec<String> = values.into_iter().take(MAX_COMPLETION_VALUES).collect();
-    let mut result =
-        json!({ "completion": { "values": values, "total": total, "hasMore": has_more } });
-    if !base.legacy() {
-        result["resultType"] = json!("complete");
-    }
+    let result = CompleteResult {
+        meta: None,
+        result_type: base.result_type(),
+        completion: Completion {
+            values,
+            total: Some(total as u64),
+            has_more: Some(has_more),
+        },
+    };
     Reply::result(&base.id, &result, base.meta_bytes())
 }
 

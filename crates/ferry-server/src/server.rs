@@ -8,6 +8,7 @@ use ferry_protocol::capabilities::{
     ListChangedCapability, ResourcesCapability, ServerCapabilities,
 };
 use ferry_protocol::common::{Implementation, JsonObject};
+use ferry_protocol::discover::DiscoverResult;
 use ferry_protocol::meta;
 use ferry_protocol::result::CacheScope;
 use ferry_protocol::version::ProtocolVersion;
@@ -622,18 +623,18 @@ impl ServerBuilder {
 
         let supported = vec![ProtocolVersion::V2026_07_28];
         let supported_strs: Vec<&'static str> = supported.iter().map(|v| v.as_str()).collect();
-        let mut discover = json!({
-            "resultType": "complete",
-            "supportedVersions": supported_strs,
-            "capabilities": capabilities,
-            "ttlMs": self.discover_cache.ttl_ms,
-            "cacheScope": self.discover_cache.scope,
-        });
-        if let Some(i) = &self.instructions {
-            discover["instructions"] = json!(i);
-        }
+        let mut discover =
+            DiscoverResult::new(supported_strs.iter().copied(), capabilities.clone());
+        discover.ttl_ms = Some(self.discover_cache.ttl_ms);
+        discover.cache_scope = Some(self.discover_cache.scope);
+        discover.instructions = self.instructions.clone();
         if self.server_info_in_results {
-            discover["_meta"] = json!({ meta::SERVER_INFO: self.info });
+            let mut m = ferry_protocol::meta::Meta::new();
+            m.insert(
+                meta::SERVER_INFO.to_owned(),
+                serde_json::to_value(&self.info).unwrap_or_default(),
+            );
+            discover.meta = Some(m);
         }
         let discover = Bytes::from(serde_json::to_vec(&discover).unwrap_or_default());
 
