@@ -82,6 +82,8 @@ pub use config::{
     OriginPolicy, default_max_connections,
 };
 pub use request_body::{BoxError, RequestBody};
-pub use serve::{NotFound, Serve, ServeFuture, serve, shutdown_signal};
+pub use serve::{
+    NotFound, READINESS_TIMEOUT, ReadinessProbe, Serve, ServeFuture, serve, shutdown_signal,
+};
 pub use service::McpService;
 pub use status::{reply_status, status_of};

@@ -40,6 +40,8 @@ pub struct HttpConfig {
     max_connections: Option<usize>,
     stream_buffer: usize,
     http2: bool,
+    drain_grace: Duration,
+    drain_timeout: Duration,
 }
 
 impl Default for HttpConfig {
@@ -56,6 +58,8 @@ impl Default for HttpConfig {
             max_connections: None,
             stream_buffer: 32,
             http2: false,
+            drain_grace: Duration::from_secs(5),
+            drain_timeout: Duration::from_secs(30),
         }
     }
 }
@@ -141,6 +145,20 @@ impl HttpConfig {
     pub fn http2(&self) -> bool {
         self.http2
     }
+
+    /// How long [`serve`](crate::serve) keeps accepting connections once its shutdown
+    /// signal has come, with readiness already false, so that load balancers notice
+    /// before the listener closes. Zero closes the listener at once. Default 5 s.
+    pub fn drain_grace(&self) -> Duration {
+        self.drain_grace
+    }
+
+    /// How long [`serve`](crate::serve) waits, once its listener has closed, for calls
+    /// in flight to finish and their connections to close; connections still open
+    /// after it are dropped. Default 30 s.
+    pub fn drain_timeout(&self) -> Duration {
+        self.drain_timeout
+    }
 }
 
 /// Builds an [`HttpConfig`]; [`build`](HttpConfigBuilder::build) checks every value.
@@ -217,8 +235,20 @@ impl HttpConfigBuilder {
         self
     }
 
-    /// The config, once every value is checked: sizes, counts and durations must be above
-    /// zero, durations at most [`MAX_DURATION`], the stream buffer at most
+    /// See [`HttpConfig::drain_grace`]; zero is allowed.
+    pub fn drain_grace(mut self, grace: Duration) -> Self {
+        self.config.drain_grace = grace;
+        self
+    }
+
+    /// See [`HttpConfig::drain_timeout`].
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.config.drain_timeout = timeout;
+        self
+    }
+
+    /// The config, once every value is checked: sizes, counts and durations (but the
+    /// drain grace) must be above zero, durations at most [`MAX_DURATION`], the stream buffer at most
     /// [`MAX_STREAM_BUFFER`] and the connection limit at most [`MAX_CONNECTIONS`].
     pub fn build(self) -> Result<HttpConfig, ConfigError> {
         let c = &self.config;
@@ -240,6 +270,7 @@ impl HttpConfigBuilder {
             ("request_timeout", c.request_timeout),
             ("sse_keep_alive", c.sse_keep_alive),
             ("idle_timeout", c.idle_timeout),
+            ("drain_timeout", c.drain_timeout),
         ] {
             if d.is_zero() {
                 return Err(ConfigError::Zero { setting });
@@ -250,6 +281,12 @@ impl HttpConfigBuilder {
                     max: "365 days",
                 });
             }
+        }
+        if c.drain_grace > MAX_DURATION {
+            return Err(ConfigError::TooLarge {
+                setting: "drain_grace",
+                max: "365 days",
+            });
         }
         Ok(self.config)
     }

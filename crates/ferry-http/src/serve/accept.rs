@@ -192,7 +192,11 @@ mod tests {
                 lines.push(n);
             }
         }
-        assert_eq!(lines, [1000, 1000], "each counts every failure since the last");
+        assert_eq!(
+            lines,
+            [1000, 1000],
+            "each counts every failure since the last"
+        );
         // Quiet for a while, then once more: logged at once, with what went unreported.
         assert_eq!(t.record(at(20_000)), Some(400));
         assert_eq!(t.record(at(20_001)), None);

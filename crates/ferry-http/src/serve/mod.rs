@@ -8,6 +8,7 @@
 //! [`Serve::run`].
 
 mod accept;
+mod health;
 mod hyper;
 mod route;
 mod signal;
@@ -30,6 +31,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+pub use health::{READINESS_TIMEOUT, ReadinessProbe};
 pub use route::NotFound;
 pub use signal::shutdown_signal;
 
@@ -40,10 +42,8 @@ use crate::request_body::{BoxError, RequestBody};
 use crate::service::McpService;
 use crate::status::error_response;
 use accept::{Acceptor, Admission, Slots};
+use health::Health;
 use route::Route;
-
-/// How long open connections get to finish once the server stops.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves `mcp` on `listener`: the MCP endpoint at `/mcp`, 404 on every other path.
 ///
@@ -79,6 +79,7 @@ pub fn serve(listener: TcpListener, mcp: McpService) -> Serve<McpService> {
         mcp,
         app: NotFound,
         path: "/mcp".to_owned(),
+        health: Health::default(),
         signal: std::future::pending(),
     }
 }
@@ -105,12 +106,29 @@ pub fn serve(listener: TcpListener, mcp: McpService) -> Serve<McpService> {
 /// descriptors pauses accepting, with growing pauses up to a second, and is logged once
 /// per 5 s with a count.
 ///
+/// # Health checks
+///
+/// `GET /healthz` answers `200` while the process serves (liveness); `GET /readyz`
+/// answers `200` when the server is ready for traffic and `503` otherwise (readiness:
+/// while draining, or when the [`readiness`](Serve::readiness) probe says no). Both are
+/// served on the same listener, before the endpoint and the app, and can be moved
+/// ([`health_paths`](Serve::health_paths)) or turned off
+/// ([`without_health_checks`](Serve::without_health_checks)).
+///
 /// # Stopping
 ///
-/// When the shutdown signal completes: the listener closes (new connections are
-/// refused), the server's `subscriptions/listen` streams end with their completion
-/// result, idle connections close, busy ones close after the response in progress, and
-/// connections still open 5 s later are dropped. The future then returns `Ok(())`.
+/// When the shutdown signal completes, the server drains:
+///
+/// 1. readiness turns false (`/readyz` answers `503`), and new connections are still
+///    accepted and served for [`HttpConfig::drain_grace`](crate::HttpConfig::drain_grace)
+///    (default 5 s), so a load balancer notices and sends traffic elsewhere;
+/// 2. the listener closes: new connections are refused;
+/// 3. the server's `subscriptions/listen` streams end with their completion result, idle
+///    connections close, and busy ones close once the response in progress is sent, so
+///    calls in flight finish;
+/// 4. connections still open [`HttpConfig::drain_timeout`](crate::HttpConfig::drain_timeout)
+///    (default 30 s) after the listener closed are dropped, and the future returns
+///    `Ok(())`.
 #[must_use = "a server does nothing until it is awaited"]
 pub struct Serve<M, A = NotFound, S = std::future::Pending<()>> {
     listener: TcpListener,
@@ -118,6 +136,7 @@ pub struct Serve<M, A = NotFound, S = std::future::Pending<()>> {
     mcp: M,
     app: A,
     path: String,
+    health: Health,
     signal: S,
 }
 
@@ -126,6 +145,49 @@ impl<M, A, S> Serve<M, A, S> {
     /// server fails at once with [`io::ErrorKind::InvalidInput`].
     pub fn path(mut self, path: impl Into<String>) -> Self {
         self.path = path.into();
+        self
+    }
+
+    /// Serves liveness at `liveness` and readiness at `readiness` instead of `/healthz`
+    /// and `/readyz`. Both must start with `/` and differ from the endpoint's path, or
+    /// the server fails at once with [`io::ErrorKind::InvalidInput`].
+    pub fn health_paths(
+        mut self,
+        liveness: impl Into<String>,
+        readiness: impl Into<String>,
+    ) -> Self {
+        self.health.live_path = Some(liveness.into().into());
+        self.health.ready_path = Some(readiness.into().into());
+        self
+    }
+
+    /// Serves no health checks: `/healthz` and `/readyz` go to the app like any path.
+    pub fn without_health_checks(mut self) -> Self {
+        self.health.live_path = None;
+        self.health.ready_path = None;
+        self
+    }
+
+    /// Makes readiness depend on `probe` too: `/readyz` answers `200` only when the
+    /// server is not draining and the probe returns `true` within
+    /// [`READINESS_TIMEOUT`]. The probe runs once per readiness check.
+    ///
+    /// ```no_run
+    /// # async fn run(listener: tokio::net::TcpListener, mcp: ferry_http::McpService) -> std::io::Result<()> {
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, Ordering};
+    ///
+    /// let backend_up = Arc::new(AtomicBool::new(true));
+    /// ferry_http::serve(listener, mcp)
+    ///     .readiness(move || {
+    ///         let up = backend_up.clone();
+    ///         async move { up.load(Ordering::Relaxed) }
+    ///     })
+    ///     .await
+    /// # }
+    /// ```
+    pub fn readiness(mut self, probe: impl ReadinessProbe) -> Self {
+        self.health.probe = Some(Arc::new(probe));
         self
     }
 
@@ -153,6 +215,7 @@ impl<M, A, S> Serve<M, A, S> {
             mcp: layer.layer(self.mcp),
             app: self.app,
             path: self.path,
+            health: self.health,
             signal: self.signal,
         }
     }
@@ -173,6 +236,7 @@ impl<M, A, S> Serve<M, A, S> {
             mcp: self.mcp,
             app,
             path: self.path,
+            health: self.health,
             signal: self.signal,
         }
     }
@@ -188,6 +252,7 @@ impl<M, A, S> Serve<M, A, S> {
             mcp: self.mcp,
             app: self.app,
             path: self.path,
+            health: self.health,
             signal,
         }
     }
@@ -203,6 +268,8 @@ impl<M, A, S> std::fmt::Debug for Serve<M, A, S> {
         f.debug_struct("Serve")
             .field("listener", &self.listener)
             .field("path", &self.path)
+            .field("liveness", &self.health.live_path)
+            .field("readiness", &self.health.ready_path)
             .field("config", self.endpoint.config())
             .finish_non_exhaustive()
     }
@@ -254,9 +321,8 @@ where
     AB::Error: Into<BoxError>,
     S: Future<Output = ()> + Send + 'static,
 {
-    /// The life of the server: accept until the signal, then stop in order. Steps a
-    /// server may gain (readiness reported false before the listener closes, a wait for
-    /// load balancers to notice) go into this sequence.
+    /// The life of the server: accept until the signal, then drain in order (see
+    /// [`Serve`], "Stopping").
     async fn run(self) -> io::Result<()> {
         let Serve {
             listener,
@@ -264,14 +330,10 @@ where
             mcp,
             app,
             path,
+            health,
             signal,
         } = self;
-        if !path.starts_with('/') {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("the MCP endpoint's path must start with '/', got {path:?}"),
-            ));
-        }
+        check_paths(&path, &health)?;
         let server = endpoint.server().clone();
         if server.has_ephemeral_state_key() {
             tracing::warn!(
@@ -283,41 +345,116 @@ where
             .max_connections()
             .unwrap_or_else(default_max_connections);
         tracing::debug!(max_connections, "serving");
+        let (drain_grace, drain_timeout) = (config.drain_grace(), config.drain_timeout());
         let connections = Connections::new(config);
         let route = Route {
+            health: health.clone(),
             path: path.into(),
             mcp,
             app,
         };
         let mut acceptor = Acceptor::new(listener);
         let mut slots = Slots::new(max_connections);
-        let mut signal = std::pin::pin!(signal);
 
         // Serving.
-        loop {
-            let (stream, peer) = tokio::select! {
-                biased;
-                () = &mut signal => break,
-                accepted = async {
-                    slots.room().await;
-                    acceptor.accept().await
-                } => accepted,
-            };
-            match slots.admit() {
-                Some(Admission::Serve(slot)) => {
-                    connections.serve(stream, peer, route.clone(), slot);
-                }
-                Some(Admission::Refuse(slot)) => connections.refuse(stream, slot),
-                None => drop(stream),
-            }
+        accept_until(
+            signal,
+            &mut acceptor,
+            &mut slots,
+            &connections,
+            route.clone(),
+        )
+        .await;
+
+        // Draining: not ready, but still accepting while load balancers notice.
+        health.start_draining();
+        if !drain_grace.is_zero() {
+            tracing::info!(
+                grace_ms = drain_grace.as_millis() as u64,
+                "draining: readiness is false; still accepting connections for the grace period"
+            );
+            let grace = tokio::time::sleep(drain_grace);
+            accept_until(grace, &mut acceptor, &mut slots, &connections, route).await;
         }
 
         // Stopping: no new connections, listen streams complete, connections finish.
         drop(acceptor);
+        tracing::info!("listener closed; finishing calls in flight");
         server.shutdown();
-        connections.stop().await;
+        connections.stop(drain_timeout).await;
         Ok(())
     }
+}
+
+/// Accepts and serves connections until `stop` completes.
+async fn accept_until<M, A, AB>(
+    stop: impl Future<Output = ()>,
+    acceptor: &mut Acceptor,
+    slots: &mut Slots,
+    connections: &Connections,
+    route: Route<M, A>,
+) where
+    M: tower_service::Service<
+            Request<RequestBody>,
+            Response = Response<McpBody>,
+            Error = Infallible,
+        > + Clone
+        + Send
+        + 'static,
+    M::Future: Send + 'static,
+    A: tower_service::Service<Request<RequestBody>, Response = Response<AB>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    A::Future: Send + 'static,
+    AB: Body<Data = Bytes> + Send + 'static,
+    AB::Error: Into<BoxError>,
+{
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let (stream, peer) = tokio::select! {
+            biased;
+            () = &mut stop => return,
+            accepted = async {
+                slots.room().await;
+                acceptor.accept().await
+            } => accepted,
+        };
+        match slots.admit() {
+            Some(Admission::Serve(slot)) => {
+                connections.serve(stream, peer, route.clone(), slot);
+            }
+            Some(Admission::Refuse(slot)) => connections.refuse(stream, slot),
+            None => drop(stream),
+        }
+    }
+}
+
+/// Checks the endpoint's and the health checks' paths: each starts with `/`, and none is
+/// another's.
+fn check_paths(path: &str, health: &Health) -> io::Result<()> {
+    let invalid = |message: String| Err(io::Error::new(io::ErrorKind::InvalidInput, message));
+    if !path.starts_with('/') {
+        return invalid(format!(
+            "the MCP endpoint's path must start with '/', got {path:?}"
+        ));
+    }
+    for (what, p) in [
+        ("liveness", health.live_path.as_deref()),
+        ("readiness", health.ready_path.as_deref()),
+    ] {
+        let Some(p) = p else { continue };
+        if !p.starts_with('/') {
+            return invalid(format!("the {what} path must start with '/', got {p:?}"));
+        }
+        if p == path {
+            return invalid(format!("the {what} path {p:?} is the MCP endpoint's path"));
+        }
+    }
+    if health.live_path.is_some() && health.live_path == health.ready_path {
+        return invalid("the liveness and readiness paths must differ".to_owned());
+    }
+    Ok(())
 }
 
 /// The future of a [`Serve`]: serves until the shutdown signal.
@@ -426,15 +563,19 @@ impl Connections {
         });
     }
 
-    /// Asks every connection to finish and waits for them, [`SHUTDOWN_GRACE`] at most.
-    async fn stop(self) {
+    /// Asks every connection to finish and waits for them, `timeout` at most.
+    async fn stop(self, timeout: Duration) {
         self.stopping.cancel();
         self.tasks.close();
-        if tokio::time::timeout(SHUTDOWN_GRACE, self.tasks.wait())
+        if tokio::time::timeout(timeout, self.tasks.wait())
             .await
             .is_err()
         {
-            tracing::debug!("connections still open 5 s after the stop were dropped");
+            tracing::warn!(
+                open = self.tasks.len(),
+                timeout_ms = timeout.as_millis() as u64,
+                "connections still open after the drain timeout were dropped"
+            );
         }
     }
 }

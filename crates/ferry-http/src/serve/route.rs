@@ -1,5 +1,5 @@
-//! Which service a request goes to: the MCP endpoint at its path, the application for
-//! everything else.
+//! Which service a request goes to: the health checks, the MCP endpoint at its path, the
+//! application for everything else.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use http::{Request, Response, StatusCode};
 use http_body_util::Either;
 
+use super::health::Health;
 use crate::body::McpBody;
 use crate::request_body::RequestBody;
 
@@ -33,10 +34,11 @@ impl<B> tower_service::Service<Request<B>> for NotFound {
     }
 }
 
-/// Sends each request to the MCP endpoint or to the app. The endpoint skips the app's
-/// routing entirely, which keeps its path short.
+/// Sends each request to a health check, the MCP endpoint or the app. The endpoint skips
+/// the app's routing entirely, which keeps its path short.
 #[derive(Clone)]
 pub(super) struct Route<M, A> {
+    pub health: Health,
     pub path: Arc<str>,
     pub mcp: M,
     pub app: A,
@@ -65,14 +67,18 @@ where
     ) -> impl Future<Output = Response<Either<McpBody, AB>>> + use<M, A, AB> {
         use futures::future::Either as Which;
 
-        let routed = if req.uri().path() == &*self.path {
-            Which::Left(call_ready(&mut self.mcp, req))
+        let path = req.uri().path();
+        let routed = if path == &*self.path {
+            Which::Left(Which::Left(call_ready(&mut self.mcp, req)))
+        } else if let Some(check) = self.health.check_for(path) {
+            Which::Left(Which::Right(self.health.answer(check, &req)))
         } else {
             Which::Right(call_ready(&mut self.app, req))
         };
         async move {
             let response = match routed {
-                Which::Left(mcp) => mcp.await.map(|r| r.map(Either::Left)),
+                Which::Left(Which::Left(mcp)) => mcp.await.map(|r| r.map(Either::Left)),
+                Which::Left(Which::Right(check)) => Ok(check.await.map(Either::Left)),
                 Which::Right(app) => app.await.map(|r| r.map(Either::Right)),
             };
             match response {

@@ -343,4 +343,3 @@ pub fn assert_echoed(r: &Resp, id: i64, text: &str) {
     assert_eq!(body["id"], id, "{body}");
     assert_eq!(rpc::text(&body), text, "{body}");
 }
-
