@@ -162,16 +162,24 @@ pub trait LinkSigner: Send + Sync + 'static {
     fn link(&self, flow: &str, principal: &str) -> String;
 }
 
-/// Registers the flows.
+/// Registers the flows. With `require_scopes`, `confirm_delete` needs
+/// [`DELETE_SCOPE`](crate::app::DELETE_SCOPE).
 pub fn register(
     builder: ServerBuilder,
     connections: Arc<Connections>,
     links: Arc<dyn LinkSigner>,
+    require_scopes: bool,
 ) -> ServerBuilder {
+    let delete_scopes = if require_scopes {
+        vec![crate::app::DELETE_SCOPE]
+    } else {
+        Vec::new()
+    };
     builder
         .tool(
             tool("confirm_delete")
                 .description("Deletes a path after the user confirms (asks once; the confirmation can be used only once)")
+                .scopes(delete_scopes)
                 .single_use()
                 .handler(|ctx: Context, args: DeleteArgs| async move {
                     let answer = ctx

@@ -34,6 +34,9 @@ pub struct Options {
     pub public_url: String,
     /// Items per list page.
     pub page_size: usize,
+    /// Whether tools need scopes (`confirm_delete` needs [`app::DELETE_SCOPE`]): set it
+    /// when the endpoint is behind authorization, where principals carry scopes.
+    pub require_scopes: bool,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             ledger: None,
             public_url: "http://127.0.0.1:3000".into(),
             page_size: 100,
+            require_scopes: false,
         }
     }
 }
@@ -83,7 +87,12 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
-    builder = flows::register(builder, connections.clone(), links.clone());
+    builder = flows::register(
+        builder,
+        connections.clone(),
+        links.clone(),
+        options.require_scopes,
+    );
     Ok(Everything {
         server: builder.build()?,
         connections,

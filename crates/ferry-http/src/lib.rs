@@ -30,29 +30,39 @@
 //! # }
 //! ```
 //!
-//! With your own pages beside the endpoint, and authentication in front of it:
+//! With your own pages beside the endpoint, a layer in front of it, and readiness that
+//! follows a backend:
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens};
+//! use ferry_http::{HttpConfig, McpService};
 //!
 //! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 //! # let server = ferry_server::Server::builder("demo", "1.0.0").build().unwrap();
 //! let config = HttpConfig::builder()
 //!     .max_body_bytes(1 << 20)
 //!     .idle_timeout(Duration::from_secs(30))
+//!     .drain_grace(Duration::from_secs(10))
 //!     .build()?;
 //! let pages = axum::Router::new().route("/", axum::routing::get(|| async { "hello" }));
-//! let tokens = StaticTokens::new().with("alice", "a-long-random-token");
 //! let listener = tokio::net::TcpListener::bind("127.0.0.1:3000").await?;
 //! ferry_http::serve(listener, McpService::new(server, config))
-//!     .layer(BearerAuthLayer::new(tokens))
+//!     .layer(tower::limit::ConcurrencyLimitLayer::new(256))
 //!     .app(pages)
+//!     .readiness(|| async { true })
 //!     .with_graceful_shutdown(ferry_http::shutdown_signal())
 //!     .await?;
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! Authorization is `ferry-auth`'s resource-server layer (`ferry_auth::AuthLayer`),
+//! added with [`Serve::layer`]; its Protected Resource Metadata goes in
+//! [`Serve::app`]. ferry-http does not depend on ferry-auth. The crate README has the
+//! example.
+//!
+//! `GET /healthz` and `GET /readyz` are served beside the endpoint, and the shutdown
+//! signal drains the server (see [`Serve`]).
 //!
 //! Inside an axum app served by axum, mount the service at a path (the connection limits
 //! are then axum's and hyper's):
@@ -65,7 +75,6 @@
 //! ```
 #![forbid(unsafe_code)]
 
-mod auth;
 mod body;
 mod config;
 mod h1;
@@ -75,7 +84,6 @@ mod serve;
 mod service;
 mod status;
 
-pub use auth::{BearerAuth, BearerAuthLayer, StaticTokens, TokenVerifier};
 pub use body::McpBody;
 pub use config::{
     ConfigError, HttpConfig, HttpConfigBuilder, MAX_CONNECTIONS, MAX_DURATION, MAX_STREAM_BUFFER,

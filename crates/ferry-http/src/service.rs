@@ -29,7 +29,7 @@ use crate::status::{error_response, reply_response};
 /// Serve it with [`crate::serve`], or mount it at your endpoint path (e.g. `/mcp`) in axum
 /// with `Router::route_service`. Its [`HttpConfig`] holds every limit, those of the
 /// connections [`crate::serve`] accepts included. A principal placed in the request's
-/// extensions by an authentication layer (see [`crate::BearerAuthLayer`]) reaches
+/// extensions by an authentication layer (such as `ferry_auth::AuthLayer`) reaches
 /// handlers and binds `requestState`.
 #[derive(Clone)]
 pub struct McpService {

@@ -566,7 +566,7 @@ async fn responses_carry_one_date_and_their_content_type() {
 async fn endpoints_behind_layers_that_need_readiness_are_served() {
     let (s, _) = server();
     let run = Running::spawn(PATH, move |listener, stop| {
-        ferry_http::serve(listener, McpService::new(s, HttpConfig::default()))
+        ferry_http::serve(listener, McpService::new(s, support::no_grace()))
             .layer(tower::limit::ConcurrencyLimitLayer::new(1))
             .with_graceful_shutdown(async {
                 let _ = stop.await;

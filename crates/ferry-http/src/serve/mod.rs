@@ -195,13 +195,13 @@ impl<M, A, S> Serve<M, A, S> {
     /// stack: the last one added sees requests first. They wrap the endpoint only; the
     /// [`app`](Serve::app) has its own.
     ///
+    /// Authorization is `ferry-auth`'s `AuthLayer`, added here
+    /// (`.layer(auth).app(auth.metadata().router())`); see the crate README.
+    ///
     /// ```no_run
     /// # async fn run(listener: tokio::net::TcpListener, mcp: ferry_http::McpService) -> std::io::Result<()> {
-    /// use ferry_http::{BearerAuthLayer, StaticTokens};
-    ///
-    /// let tokens = StaticTokens::new().with("alice", "a-long-random-token");
     /// ferry_http::serve(listener, mcp)
-    ///     .layer(BearerAuthLayer::new(tokens))
+    ///     .layer(tower::limit::ConcurrencyLimitLayer::new(64))
     ///     .await
     /// # }
     /// ```
@@ -478,7 +478,10 @@ impl std::fmt::Debug for ServeFuture {
 /// The open connections: how each is served, and how they all stop.
 struct Connections {
     tasks: TaskTracker,
+    /// Asks connections to finish (after the response in progress).
     stopping: CancellationToken,
+    /// Drops connections at once: the drain timeout has passed.
+    abort: CancellationToken,
     limits: Arc<h1::Limits>,
     /// hyper's connection builder, when HTTP/2 is enabled.
     hyper: Option<Arc<::hyper_util::server::conn::auto::Builder<::hyper_util::rt::TokioExecutor>>>,
@@ -490,6 +493,7 @@ impl Connections {
         Connections {
             tasks: TaskTracker::new(),
             stopping: CancellationToken::new(),
+            abort: CancellationToken::new(),
             limits: Arc::new(h1::Limits::of(config)),
             hyper: config.http2().then(|| Arc::new(hyper::builder(config))),
             idle_timeout: config.idle_timeout(),
@@ -529,7 +533,7 @@ impl Connections {
             Some(builder) => {
                 let builder = builder.clone();
                 let idle_timeout = self.idle_timeout;
-                self.tasks.spawn(async move {
+                self.spawn(async move {
                     let _slot = slot;
                     let call = move |req| route.clone().call(req);
                     hyper::serve_connection(builder, stream, peer, call, idle_timeout, stopping)
@@ -538,7 +542,7 @@ impl Connections {
             }
             None => {
                 let limits = self.limits.clone();
-                self.tasks.spawn(async move {
+                self.spawn(async move {
                     let _slot = slot;
                     let call = move |req| route.call(req);
                     h1::serve_connection(stream, call, rejected, limits, stopping).await;
@@ -549,7 +553,7 @@ impl Connections {
 
     /// Answers a connection the server has no room for with `503`, then closes it.
     fn refuse(&self, stream: TcpStream, slot: tokio::sync::OwnedSemaphorePermit) {
-        self.tasks.spawn(async move {
+        self.spawn(async move {
             let _slot = slot;
             let mut response = error_response(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -563,7 +567,19 @@ impl Connections {
         });
     }
 
-    /// Asks every connection to finish and waits for them, `timeout` at most.
+    /// Runs a connection's task, until it ends or the connections are aborted.
+    fn spawn(&self, connection: impl Future<Output = ()> + Send + 'static) {
+        let abort = self.abort.clone();
+        self.tasks.spawn(async move {
+            tokio::select! {
+                () = connection => {}
+                () = abort.cancelled() => {}
+            }
+        });
+    }
+
+    /// Asks every connection to finish and waits for them, `timeout` at most; those
+    /// still open then are dropped (their handlers with them).
     async fn stop(self, timeout: Duration) {
         self.stopping.cancel();
         self.tasks.close();
@@ -574,8 +590,10 @@ impl Connections {
             tracing::warn!(
                 open = self.tasks.len(),
                 timeout_ms = timeout.as_millis() as u64,
-                "connections still open after the drain timeout were dropped"
+                "connections still open after the drain timeout are dropped"
             );
+            self.abort.cancel();
+            self.tasks.wait().await;
         }
     }
 }
