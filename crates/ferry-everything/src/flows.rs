@@ -154,6 +154,9 @@ fn random_id() -> String {
 struct ConnectProgress {
     flow: String,
     attempt: u32,
+    /// The page's link, made once: a link is sealed with a fresh nonce each time, and an
+    /// ask whose question changed would be asked again instead of taking its answer.
+    url: String,
 }
 
 /// Builds links to the connect page.
@@ -247,12 +250,16 @@ async fn connect(
         {
             p
         }
-        _ => ConnectProgress {
-            flow: connections.start(&principal, &args.service),
-            attempt: 1,
-        },
+        _ => {
+            let flow = connections.start(&principal, &args.service);
+            ConnectProgress {
+                url: links.link(&flow, &principal),
+                flow,
+                attempt: 1,
+            }
+        }
     };
-    let url = links.link(&progress.flow, &principal);
+    let url = progress.url.clone();
     loop {
         if connections.get(&progress.flow).is_some_and(|f| f.completed) {
             return Ok(format!("Connected {}", args.service));
