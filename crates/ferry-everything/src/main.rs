@@ -162,7 +162,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let state = Arc::new(PageState {
         connections: everything.connections.clone(),
         links: everything.links.clone(),
-        tokens: auth.dev_tokens.clone(),
+        tokens: auth.dev_tokens,
     });
     let config = HttpConfig::builder()
         .drain_grace(Duration::from_secs(args.drain_grace))

@@ -48,7 +48,7 @@ impl Served {
         let state = Arc::new(PageState {
             connections: everything.connections.clone(),
             links: everything.links.clone(),
-            tokens: auth.dev_tokens.clone(),
+            tokens: auth.dev_tokens,
         });
         let config = HttpConfig::builder()
             .drain_grace(Duration::ZERO)
