@@ -35,3 +35,9 @@ pub use resource::canonical_resource;
 pub use static_tokens::StaticTokens;
 pub use token::VerifiedToken;
 pub use validator::{TokenValidator, ValidateFuture};
+
+/// ferry-http's README shows this crate in front of its endpoint; its examples are
+/// compiled here, where both crates are available.
+#[cfg(doctest)]
+#[doc = include_str!("../../ferry-http/README.md")]
+struct FerryHttpReadme;

@@ -4,14 +4,13 @@
 
 use ferry_auth::testing::TestIssuer;
 use ferry_auth::{AuthLayer, JwtValidator, ResourceMetadata};
-use ferry_http::{HttpConfig, McpService, ServeOptions};
+use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Elicitation, Server, tool};
 use ferry_testkit::http::Client;
 use ferry_testkit::rpc::{self, accept, call, form_caps, retry};
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use tower::Layer;
 
 #[derive(Deserialize, ferry_form::Form)]
 struct Confirm {
@@ -69,23 +68,19 @@ async fn start(issuer: &TestIssuer) -> Running {
         .unwrap();
     let auth = AuthLayer::new(metadata, validator);
     let server = server();
-    let mcp = auth.layer(McpService::new(server.clone(), HttpConfig::default()));
+    let mcp = McpService::new(server, HttpConfig::default());
     let app = auth
         .metadata()
         .service::<http_body_util::Full<bytes::Bytes>>();
     let (stop, rx) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        ferry_http::serve_app(
-            listener,
-            &server,
-            mcp,
-            Some(app),
-            &ServeOptions::new("/mcp"),
-            async {
+        ferry_http::serve(listener, mcp)
+            .layer(auth)
+            .app(app)
+            .with_graceful_shutdown(async {
                 let _ = rx.await;
-            },
-        )
-        .await
+            })
+            .await
     });
     Running {
         client: Client::new(addr, "/mcp"),

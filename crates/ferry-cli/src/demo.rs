@@ -24,9 +24,9 @@ use ferry_client::handler::BoxFuture;
 use ferry_client::{
     AskOrigin, CallOptions, Client, EraCache, FormRequest, HandlerCapabilities, InputHandler, Retry,
 };
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use serde_json::{Map, Value, json};
 use tokio::sync::oneshot;
 
@@ -133,9 +133,11 @@ impl DemoServer {
         });
         let recorder = Recorder::default();
         let tap = recorder.clone();
-        let app = router(everything.server, HttpConfig::default(), state, false).layer(
-            axum::middleware::from_fn(move |req: Request, next: Next| tap.clone().layer(req, next)),
-        );
+        let app = router(everything.server, HttpConfig::default(), state, false)
+            .map_err(|e| anyhow::anyhow!("could not set up the example server: {e}"))?
+            .layer(axum::middleware::from_fn(
+                move |req: Request, next: Next| tap.clone().layer(req, next),
+            ));
         let (stop, stopped) = oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let shutdown = async move {

@@ -14,9 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use ferry_client::ferry_oauth::{Grant, OAuthAuthorizer, StaticClient};
 use ferry_client::{Client, EraCache, EraMode, Error};
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use serde_json::json;
 
 const TOKEN: &str = "issued-access-token";
@@ -46,34 +46,36 @@ async fn server(token_error: bool) -> (common::TestServer, Seen) {
     });
     let seen: Seen = Arc::default();
     let log = seen.clone();
-    let mcp = router(e.server, HttpConfig::default(), state, false).layer(
-        axum::middleware::from_fn(move |req: Request, next: Next| {
-            let log = log.clone();
-            async move {
-                let ok = req
-                    .headers()
-                    .get("authorization")
-                    .is_some_and(|v| v == format!("Bearer {TOKEN}").as_str());
-                log.lock().unwrap().push((req.method().to_string(), ok));
-                if !ok && req.uri().path() == "/mcp" {
-                    let prm = format!(
-                        "{}/.well-known/oauth-protected-resource/mcp",
-                        origin(req.headers())
-                    );
-                    return (
-                        StatusCode::UNAUTHORIZED,
-                        [(
-                            "www-authenticate",
-                            format!("Bearer resource_metadata=\"{prm}\""),
-                        )],
-                    )
-                        .into_response();
+    let mcp = router(e.server, HttpConfig::default(), state, false)
+        .expect("the application builds")
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let log = log.clone();
+                async move {
+                    let ok = req
+                        .headers()
+                        .get("authorization")
+                        .is_some_and(|v| v == format!("Bearer {TOKEN}").as_str());
+                    log.lock().unwrap().push((req.method().to_string(), ok));
+                    if !ok && req.uri().path() == "/mcp" {
+                        let prm = format!(
+                            "{}/.well-known/oauth-protected-resource/mcp",
+                            origin(req.headers())
+                        );
+                        return (
+                            StatusCode::UNAUTHORIZED,
+                            [(
+                                "www-authenticate",
+                                format!("Bearer resource_metadata=\"{prm}\""),
+                            )],
+                        )
+                            .into_response();
+                    }
+                    let r: Response = next.run(req).await;
+                    r
                 }
-                let r: Response = next.run(req).await;
-                r
-            }
-        }),
-    );
+            },
+        ));
     let app = Router::new()
         .route(
             "/.well-known/oauth-protected-resource/mcp",

@@ -1,5 +1,6 @@
-//! The HTTP application: the MCP endpoint plus the account-connection page that
-//! `connect_account` sends users to.
+//! The HTTP application: the MCP endpoint, behind `ferry-auth`'s resource-server layer
+//! when authorization is configured, plus the account-connection page that
+//! `connect_account` sends users to and the Protected Resource Metadata.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -9,14 +10,23 @@ use axum::extract::{Form as FormBody, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use ferry_http::{
-    BearerAuth, BearerAuthLayer, HttpConfig, McpService, StaticTokens, TokenVerifier,
+use ferry_auth::{
+    AuthLayer, AuthService, JwtValidator, ResourceMetadata, TokenValidator, ValidateFuture,
+    VerifiedToken,
 };
-use ferry_server::Server;
+use ferry_http::{HttpConfig, McpService};
+use ferry_server::{Principal, Server};
 use ferry_state::{KeyRing, Sealer};
 use serde::{Deserialize, Serialize};
 
 use crate::flows::{Connections, LinkSigner};
+
+pub use ferry_auth::StaticTokens;
+
+/// The scope `confirm_delete` needs when authorization is on.
+pub const DELETE_SCOPE: &str = "files:delete";
+/// The scopes the server's tools ask for, as its metadata advertises them.
+pub const SCOPES: [&str; 2] = ["files:read", DELETE_SCOPE];
 
 /// Signs connect-page links: the link carries the flow and the user who started it,
 /// sealed, so a changed link does not open.
@@ -48,6 +58,11 @@ impl SealedLinks {
             base: base.into().trim_end_matches('/').to_owned(),
             ttl,
         }
+    }
+
+    /// The base URL links start with (no trailing `/`).
+    pub fn base(&self) -> &str {
+        &self.base
     }
 
     fn open(&self, token: &str) -> Option<LinkClaims> {
@@ -160,7 +175,7 @@ async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submi
     let who = if claims.principal.is_empty() {
         Some(String::new())
     } else {
-        state.tokens.verify(&f.token).map(|p| p.id().to_owned())
+        state.tokens.lookup(&f.token).map(principal_id)
     };
     if who.as_deref() != Some(claims.principal.as_str()) {
         return (
@@ -189,25 +204,110 @@ async fn submit(State(state): State<Arc<PageState>>, FormBody(f): FormBody<Submi
     .into_response()
 }
 
-/// The MCP endpoint, behind bearer authentication when dev tokens are configured.
-pub type Endpoint = tower::util::Either<McpService, BearerAuth<McpService>>;
+/// The id of the principal `token` stands for, as the authorization layer sets it.
+fn principal_id(token: &VerifiedToken) -> String {
+    match token.issuer() {
+        Some(iss) => Principal::oauth(iss, token.subject()).id().to_owned(),
+        None => Principal::new(token.subject()).id().to_owned(),
+    }
+}
 
-/// The MCP endpoint service (mount it at `/mcp`).
-pub fn endpoint(
-    server: Server,
-    config: HttpConfig,
-    tokens: &StaticTokens,
-    require_auth: bool,
-) -> Endpoint {
-    let mcp = McpService::new(server, config);
-    if tokens.is_empty() {
-        tower::util::Either::Left(mcp)
-    } else {
-        let mut layer = BearerAuthLayer::new(tokens.clone());
-        if !require_auth {
-            layer = layer.optional();
+/// The MCP endpoint, behind the authorization layer when authorization is configured.
+pub type Endpoint = tower::util::Either<AuthService<McpService>, McpService>;
+
+/// Why the authorization layer could not be set up.
+pub type AuthSetupError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Who may call the endpoint.
+#[derive(Clone, Debug, Default)]
+pub struct AuthOptions {
+    /// Development tokens (`--dev-token NAME=TOKEN`).
+    pub dev_tokens: StaticTokens,
+    /// The authorization server whose JWT access tokens are accepted (`--auth-issuer`):
+    /// its keys come from its metadata.
+    pub issuer: Option<String>,
+    /// Refuse requests without a token. With an issuer they are always refused.
+    pub require_auth: bool,
+}
+
+impl AuthOptions {
+    /// Whether any authorization is configured.
+    pub fn is_on(&self) -> bool {
+        self.issuer.is_some() || !self.dev_tokens.is_empty()
+    }
+}
+
+/// The authorization layer for the endpoint whose canonical URI is `resource`, or
+/// `None` when no authorization is configured: `ferry-auth`'s resource-server layer, its
+/// Protected Resource Metadata naming the issuer and [`SCOPES`], tokens validated as
+/// dev tokens first and then as the issuer's JWTs.
+pub fn auth_layer(
+    options: &AuthOptions,
+    resource: &str,
+) -> Result<Option<AuthLayer>, AuthSetupError> {
+    if !options.is_on() {
+        return Ok(None);
+    }
+    let mut metadata = ResourceMetadata::new(resource)?
+        .scopes_supported(SCOPES)
+        .resource_name("Ferry everything server");
+    let dev = options.dev_tokens.clone();
+    let builder = match &options.issuer {
+        Some(issuer) => {
+            metadata = metadata.authorization_server(issuer)?;
+            let jwt = JwtValidator::builder(issuer, resource).build()?;
+            AuthLayer::builder(metadata, DevOrJwt { dev, jwt })
         }
-        tower::util::Either::Right(tower::Layer::layer(&layer, mcp))
+        None => {
+            let builder = AuthLayer::builder(metadata, dev);
+            if options.require_auth {
+                builder
+            } else {
+                builder.allow_anonymous()
+            }
+        }
+    };
+    Ok(Some(builder.build()?))
+}
+
+/// Dev tokens first, then the issuer's JWTs.
+struct DevOrJwt {
+    dev: StaticTokens,
+    jwt: JwtValidator,
+}
+
+impl TokenValidator for DevOrJwt {
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
+        match self.dev.lookup(token) {
+            Some(verified) => {
+                let verified = verified.clone();
+                Box::pin(async move { Ok(verified) })
+            }
+            None => self.jwt.validate(token),
+        }
+    }
+}
+
+/// The canonical resource URI of an endpoint at `path` under `base`
+/// (`http://127.0.0.1:3000` and `/mcp` give `http://127.0.0.1:3000/mcp`).
+pub fn resource_uri(base: &str, path: &str) -> String {
+    format!("{}{path}", base.trim_end_matches('/'))
+}
+
+/// The MCP endpoint service (mount it at `/mcp`), behind `auth` if given.
+pub fn endpoint(server: Server, config: HttpConfig, auth: Option<AuthLayer>) -> Endpoint {
+    tower::ServiceBuilder::new()
+        .option_layer(auth)
+        .service(McpService::new(server, config))
+}
+
+/// The pages and, with authorization, the Protected Resource Metadata at its well-known
+/// paths: everything but the endpoint.
+pub fn site(state: Arc<PageState>, auth: Option<&AuthLayer>) -> Router {
+    let pages = pages(state);
+    match auth {
+        Some(auth) => pages.merge(auth.metadata().router()),
+        None => pages,
     }
 }
 
@@ -218,13 +318,31 @@ pub fn pages(state: Arc<PageState>) -> Router {
         .with_state(state)
 }
 
-/// The full application as one axum router: `/mcp` and the connect page.
+/// The full application as one axum router: `/mcp` (behind the dev tokens in `state`,
+/// if any), the connect page and the resource metadata.
 pub fn router(
     server: Server,
     config: HttpConfig,
     state: Arc<PageState>,
     require_auth: bool,
+) -> Result<Router, AuthSetupError> {
+    let options = AuthOptions {
+        dev_tokens: state.tokens.clone(),
+        issuer: None,
+        require_auth,
+    };
+    let auth = auth_layer(&options, &resource_uri(state.links.base(), "/mcp"))?;
+    Ok(router_with(server, config, state, auth))
+}
+
+/// The full application as one axum router, with `auth` in front of `/mcp`.
+pub fn router_with(
+    server: Server,
+    config: HttpConfig,
+    state: Arc<PageState>,
+    auth: Option<AuthLayer>,
 ) -> Router {
-    let mcp = endpoint(server, config, &state.tokens, require_auth);
-    Router::new().route_service("/mcp", mcp).merge(pages(state))
+    let site = site(state, auth.as_ref());
+    let mcp = endpoint(server, config, auth);
+    Router::new().route_service("/mcp", mcp).merge(site)
 }

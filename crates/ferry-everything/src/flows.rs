@@ -154,6 +154,9 @@ fn random_id() -> String {
 struct ConnectProgress {
     flow: String,
     attempt: u32,
+    /// The page's link, made once: a link is sealed with a fresh nonce each time, and an
+    /// ask whose question changed would be asked again instead of taking its answer.
+    url: String,
 }
 
 /// Builds links to the connect page.
@@ -162,16 +165,24 @@ pub trait LinkSigner: Send + Sync + 'static {
     fn link(&self, flow: &str, principal: &str) -> String;
 }
 
-/// Registers the flows.
+/// Registers the flows. With `require_scopes`, `confirm_delete` needs
+/// [`DELETE_SCOPE`](crate::app::DELETE_SCOPE).
 pub fn register(
     builder: ServerBuilder,
     connections: Arc<Connections>,
     links: Arc<dyn LinkSigner>,
+    require_scopes: bool,
 ) -> ServerBuilder {
+    let delete_scopes = if require_scopes {
+        vec![crate::app::DELETE_SCOPE]
+    } else {
+        Vec::new()
+    };
     builder
         .tool(
             tool("confirm_delete")
                 .description("Deletes a path after the user confirms (asks once; the confirmation can be used only once)")
+                .scopes(delete_scopes)
                 .single_use()
                 .handler(|ctx: Context, args: DeleteArgs| async move {
                     let answer = ctx
@@ -239,12 +250,16 @@ async fn connect(
         {
             p
         }
-        _ => ConnectProgress {
-            flow: connections.start(&principal, &args.service),
-            attempt: 1,
-        },
+        _ => {
+            let flow = connections.start(&principal, &args.service);
+            ConnectProgress {
+                url: links.link(&flow, &principal),
+                flow,
+                attempt: 1,
+            }
+        }
     };
-    let url = links.link(&progress.flow, &principal);
+    let url = progress.url.clone();
     loop {
         if connections.get(&progress.flow).is_some_and(|f| f.completed) {
             return Ok(format!("Connected {}", args.service));

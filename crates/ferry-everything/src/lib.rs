@@ -37,6 +37,9 @@ pub struct Options {
     pub page_size: usize,
     /// Who answers `summarize`'s sampling.
     pub sampling: ferry_server::SamplingPolicy,
+    /// Whether tools need scopes (`confirm_delete` needs [`app::DELETE_SCOPE`]): set it
+    /// when the endpoint is behind authorization, where principals carry scopes.
+    pub require_scopes: bool,
 }
 
 impl Default for Options {
@@ -48,6 +51,7 @@ impl Default for Options {
             public_url: "http://127.0.0.1:3000".into(),
             page_size: 100,
             sampling: ferry_server::SamplingPolicy::client_only(),
+            require_scopes: false,
         }
     }
 }
@@ -88,7 +92,12 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
-    builder = flows::register(builder, connections.clone(), links.clone());
+    builder = flows::register(
+        builder,
+        connections.clone(),
+        links.clone(),
+        options.require_scopes,
+    );
     builder = llm::register(builder);
     Ok(Everything {
         server: builder.build()?,

@@ -1,14 +1,17 @@
 //! `ferry-everything`: serve Ferry's example MCP server over Streamable HTTP or stdio.
 
+use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Parser;
-use ferry_everything::app::{PageState, endpoint, pages};
+use ferry_everything::app::{
+    AuthOptions, DELETE_SCOPE, PageState, StaticTokens, auth_layer, resource_uri, site,
+};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::{HttpConfig, McpService};
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
@@ -23,12 +26,29 @@ struct Args {
     /// Serve on stdin and stdout (until stdin ends).
     #[arg(long)]
     stdio: bool,
-    /// Accept `Authorization: Bearer TOKEN` as user NAME (repeatable; for development).
+    /// Accept `Authorization: Bearer TOKEN` as user NAME, with every scope the server
+    /// uses (repeatable; for development).
     #[arg(long = "dev-token", value_name = "NAME=TOKEN")]
     dev_tokens: Vec<String>,
-    /// Refuse requests without a valid dev token (default: they run anonymously).
+    /// Refuse requests without a valid token (default with dev tokens only: they run
+    /// anonymously; always so with --auth-issuer).
     #[arg(long)]
     require_auth: bool,
+    /// Accept JWT access tokens from this authorization server (keys from its metadata)
+    /// and serve Protected Resource Metadata naming it.
+    #[arg(long, value_name = "URL")]
+    auth_issuer: Option<String>,
+    /// The canonical URI of this MCP endpoint, the audience tokens must name (default:
+    /// the public URL followed by /mcp).
+    #[arg(long, value_name = "URL")]
+    resource: Option<String>,
+    /// Seconds to keep accepting connections after SIGTERM or Ctrl-C, with /readyz
+    /// already 503, before the listener closes.
+    #[arg(long, value_name = "SECONDS", default_value_t = 5)]
+    drain_grace: u64,
+    /// Seconds to wait for calls in flight once the listener has closed.
+    #[arg(long, value_name = "SECONDS", default_value_t = 30)]
+    drain_timeout: u64,
     /// How long a requestState stays valid, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 300)]
     state_ttl: u64,
@@ -105,8 +125,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                     spec.split('=').next().unwrap_or("")
                 )
             })?;
-        tokens = tokens.with(name, token);
+        tokens = tokens.with_scoped(name, token, [DELETE_SCOPE]);
     }
+    let auth = AuthOptions {
+        dev_tokens: tokens,
+        issuer: args.auth_issuer.clone(),
+        require_auth: args.require_auth,
+    };
     let state_keys = match &args.state_keys {
         Some(text) => Some(KeyRing::parse(text).map_err(|e| format!("--state-keys: {e}"))?),
         None => None,
@@ -124,7 +149,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         state_keys,
         state_ttl: Duration::from_secs(args.state_ttl),
         ledger,
-        public_url,
+        public_url: public_url.clone(),
         page_size: args.page_size,
         sampling: ferry_everything::llm::LlmOptions {
             base_url: args.llm_base_url.clone(),
@@ -133,6 +158,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         }
         .policy()
         .map_err(|e| format!("--llm-base-url: {e}"))?,
+        require_scopes: auth.is_on(),
     })?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;
@@ -142,29 +168,33 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let listener = tokio::net::TcpListener::bind(addr).await?;
     let local = listener.local_addr()?;
     let everything_server_for_stdio = everything.server.clone();
+    let resource = args
+        .resource
+        .clone()
+        .unwrap_or_else(|| resource_uri(&public_url, "/mcp"));
+    let layer = auth_layer(&auth, &resource).map_err(|e| format!("authorization: {e}"))?;
+    if layer.is_some() {
+        tracing::info!(%resource, issuer = ?auth.issuer, "authorization on");
+    }
     let state = Arc::new(PageState {
         connections: everything.connections.clone(),
         links: everything.links.clone(),
-        tokens,
+        tokens: auth.dev_tokens,
     });
-    let server = everything.server.clone();
-    let mcp = endpoint(
-        everything.server,
-        HttpConfig::default(),
-        &state.tokens,
-        args.require_auth,
-    );
-    let app = pages(state);
+    let config = HttpConfig::builder()
+        .drain_grace(Duration::from_secs(args.drain_grace))
+        .drain_timeout(Duration::from_secs(args.drain_timeout))
+        .build()?;
+    let mcp = McpService::new(everything.server, config);
     tracing::info!("serving MCP at http://{local}/mcp");
-    let shutdown_server = server.clone();
-    let serve = async move {
-        let options = ferry_http::ServeOptions::default();
-        ferry_http::serve_app(listener, &server, mcp, Some(app), &options, async move {
-            ferry_http::shutdown_signal().await;
-            shutdown_server.shutdown();
-        })
-        .await
-    };
+    // On SIGTERM or Ctrl-C the server drains: /readyz turns 503, connections are still
+    // accepted for the grace period, then calls in flight finish and listen streams end
+    // with their completion result.
+    let serve = ferry_http::serve(listener, mcp)
+        .app(site(state, layer.as_ref()))
+        .layer(tower::util::option_layer(layer))
+        .with_graceful_shutdown(ferry_http::shutdown_signal())
+        .into_future();
     if args.stdio {
         // Both: the page (and MCP) over HTTP in the background, MCP on stdio until stdin
         // ends, which ends the process.

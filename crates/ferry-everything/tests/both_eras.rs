@@ -9,9 +9,9 @@ use std::sync::Arc;
 
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, EraMode, FnHandler};
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use serde_json::json;
 
 /// Answers like a user would: confirms, picks the square ratio, goes ahead, and for URL
@@ -63,7 +63,8 @@ async fn http_server() -> SocketAddr {
         links: everything.links.clone(),
         tokens: StaticTokens::new(),
     });
-    let app = router(everything.server, HttpConfig::default(), state, false);
+    let app = router(everything.server, HttpConfig::default(), state, false)
+        .expect("the application builds");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app.into_make_service()).await;
     });

@@ -10,9 +10,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-3f9a";
@@ -51,7 +51,8 @@ async fn start_server() -> SocketAddr {
         links: everything.links.clone(),
         tokens,
     });
-    let app = router(everything.server, HttpConfig::default(), state, true);
+    let app = router(everything.server, HttpConfig::default(), state, true)
+        .expect("the application builds");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app.into_make_service()).await;
     });

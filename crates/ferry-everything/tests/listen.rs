@@ -43,10 +43,10 @@ async fn trigger(client: &Client, tool: &str) {
 
 #[tokio::test]
 async fn each_listener_hears_only_what_it_asked_for() {
-    let config = HttpConfig {
-        keep_alive: Duration::from_millis(100),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::builder()
+        .sse_keep_alive(Duration::from_millis(100))
+        .build()
+        .expect("a valid config");
     let (run, server) = start(Options::default(), config).await;
     let c = run.client.clone();
     let streams = [

@@ -9,9 +9,9 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Arc;
 
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use serde_json::Value;
 
 fn script() -> PathBuf {
@@ -79,7 +79,8 @@ async fn python_client_over_http_in_every_mode() {
         links: everything.links.clone(),
         tokens: StaticTokens::new(),
     });
-    let app = router(everything.server, HttpConfig::default(), state, false);
+    let app = router(everything.server, HttpConfig::default(), state, false)
+        .expect("the application builds");
     tokio::spawn(async move {
         let _ = axum::serve(listener, app.into_make_service()).await;
     });

@@ -3,7 +3,7 @@
 //! ```sh
 //! cargo run --release -p ferry-http --example echo_server -- 127.0.0.1:3000
 //! ```
-//! The endpoint is `http://127.0.0.1:3000/mcp`.
+//! The endpoint is `http://127.0.0.1:3000/mcp`; Ctrl-C stops it gracefully.
 
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Server, tool};
@@ -31,10 +31,7 @@ async fn main() -> std::io::Result<()> {
         .expect("valid definitions");
     let listener = tokio::net::TcpListener::bind(&addr).await?;
     eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
-    ferry_http::serve(
-        listener,
-        "/mcp",
-        McpService::new(server, HttpConfig::default()),
-    )
-    .await
+    ferry_http::serve(listener, McpService::new(server, HttpConfig::default()))
+        .with_graceful_shutdown(ferry_http::shutdown_signal())
+        .await
 }

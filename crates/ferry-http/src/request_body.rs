@@ -1,4 +1,4 @@
-//! The body of a request as [`crate::serve_app`] hands it to services.
+//! The body of a request as [`crate::serve`] hands it to services.
 
 use std::pin::Pin;
 use std::task::{Context, Poll};

@@ -26,10 +26,11 @@ use crate::status::{error_response, reply_response};
 
 /// The MCP endpoint: POST a JSON-RPC message, get a JSON or SSE response.
 ///
-/// Mount it at your endpoint path (e.g. `/mcp`) in axum with `Router::route_service`, or
-/// serve it alone with [`crate::serve`]. A principal placed in the request's extensions by
-/// an authentication layer (see [`crate::BearerAuthLayer`]) reaches handlers and binds
-/// `requestState`.
+/// Serve it with [`crate::serve`], or mount it at your endpoint path (e.g. `/mcp`) in axum
+/// with `Router::route_service`. Its [`HttpConfig`] holds every limit, those of the
+/// connections [`crate::serve`] accepts included. A principal placed in the request's
+/// extensions by an authentication layer (such as `ferry_auth::AuthLayer`) reaches
+/// handlers and binds `requestState`.
 #[derive(Clone)]
 pub struct McpService {
     server: Server,
@@ -38,7 +39,7 @@ pub struct McpService {
 }
 
 impl McpService {
-    /// An endpoint serving `server`.
+    /// An endpoint serving `server` with the settings and limits of `config`.
     pub fn new(server: Server, config: HttpConfig) -> Self {
         McpService {
             server,
@@ -141,7 +142,8 @@ where
     }
 }
 
-/// The checks on a request's head (transports/streamable-http.mdx): origin, host, method, media type. A
+/// The checks on a request's head (transports/streamable-http.mdx, "Security & Endpoint"
+/// and "Sending Messages"): origin, host, method, media type. A
 /// `GET` or `DELETE` of a 2025-11-25 session is answered here.
 // Matched at once by its one caller; boxing the response would only add an allocation.
 #[allow(clippy::result_large_err)]
@@ -151,9 +153,9 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
         config,
         streams,
     } = svc;
-    // Origin and Host first: a rebinding attack gets nothing else (transports/streamable-http.mdx).
+    // Origin and Host first: a rebinding attack gets nothing else.
     if let Some(origin) = req.headers().get(ORIGIN) {
-        let ok = origin.to_str().is_ok_and(|o| config.origins.origin_ok(o));
+        let ok = origin.to_str().is_ok_and(|o| config.origins().origin_ok(o));
         if !ok {
             return Err(error_response(
                 StatusCode::FORBIDDEN,
@@ -163,11 +165,11 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
         }
     }
     let host_ok = match req.headers().get(HOST).and_then(|h| h.to_str().ok()) {
-        Some(host) => config.origins.host_ok(host),
+        Some(host) => config.origins().host_ok(host),
         None => req
             .uri()
             .authority()
-            .is_none_or(|a| config.origins.host_ok(a.as_str())),
+            .is_none_or(|a| config.origins().host_ok(a.as_str())),
     };
     if !host_ok {
         return Err(error_response(
@@ -183,7 +185,7 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
             streams,
             server,
             req.headers(),
-            config.keep_alive,
+            config.sse_keep_alive(),
         ));
     }
     if with_session && req.method() == Method::DELETE {
@@ -239,7 +241,7 @@ where
             Some(Err(_)) => return Err(unreadable_body()),
             Some(Ok(frame)) => {
                 if let Ok(mut data) = frame.into_data() {
-                    if data.remaining() > config.max_body_bytes {
+                    if data.remaining() > config.max_body_bytes() {
                         return Err(body_too_large());
                     }
                     first = data.copy_to_bytes(data.remaining());
@@ -250,9 +252,9 @@ where
             }
         }
     }
-    let limit = config.max_body_bytes - first.len();
+    let limit = config.max_body_bytes() - first.len();
     let collect = Box::pin(Limited::new(body, limit).collect());
-    match deadline(config.body_timeout, collect).await {
+    match deadline(config.body_timeout(), collect).await {
         Ok(Ok(c)) if first.is_empty() => Ok(c.to_bytes()),
         Ok(Ok(c)) => {
             let rest = c.to_bytes();
@@ -329,7 +331,7 @@ fn respond(
                 call,
             ))),
             None if call.streaming() == Streaming::Never => {
-                Either::Right(Either::Left(run_json(call, svc.config.request_timeout)))
+                Either::Right(Either::Left(run_json(call, svc.config.request_timeout())))
             }
             None => {
                 let config = svc.config.clone();
@@ -359,7 +361,7 @@ fn run_json(
 /// Runs a call that may stream: JSON if it sends nothing before its result, else SSE.
 async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBody> {
     let id = call.id().clone();
-    let timeout = config.request_timeout;
+    let timeout = config.request_timeout();
     let timed_id = id.clone();
     let timed = move |fut: Pin<Box<dyn Future<Output = Outcome> + Send>>| -> Pin<Box<dyn Future<Output = Reply> + Send>> {
         Box::pin(async move {
@@ -370,11 +372,11 @@ async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBo
         })
     };
     match call.streaming() {
-        Streaming::Never => run_json(call, config.request_timeout).await,
+        Streaming::Never => run_json(call, config.request_timeout()).await,
         Streaming::Maybe => {
             // JSON unless the handler sends a notification first; then switch to SSE and
             // keep driving the handler from the body.
-            let (tx, mut rx) = mpsc::channel(config.stream_buffer.max(1));
+            let (tx, mut rx) = mpsc::channel(config.stream_buffer());
             let mut fut = timed(call.run(Outbound::channel(tx)));
             tokio::select! {
                 biased;
@@ -384,21 +386,21 @@ async fn run_streaming(call: PendingCall, config: &HttpConfig) -> Response<McpBo
                         Err(_) => reply_response(reply),
                     }
                 }
-                Some(first) = rx.recv() => sse_response(McpBody::sse(Some(first), rx, fut, Some(config.keep_alive))),
+                Some(first) = rx.recv() => sse_response(McpBody::sse(Some(first), rx, fut, Some(config.sse_keep_alive()))),
             }
         }
         Streaming::Always => match call.into_listen() {
-            Ok(stream) => sse_response(McpBody::listen(stream, config.keep_alive)),
+            Ok(stream) => sse_response(McpBody::listen(stream, config.sse_keep_alive())),
             Err(call) => {
                 let call = *call;
                 let id = call.id().clone();
-                let (tx, rx) = mpsc::channel(config.stream_buffer.max(1));
+                let (tx, rx) = mpsc::channel(config.stream_buffer());
                 let fut = call.run(Outbound::channel(tx));
                 let fut =
                     Box::pin(
                         async move { fut.await.into_reply().unwrap_or_else(|| cancelled(&id)) },
                     );
-                sse_response(McpBody::sse(None, rx, fut, Some(config.keep_alive)))
+                sse_response(McpBody::sse(None, rx, fut, Some(config.sse_keep_alive())))
             }
         },
     }

@@ -68,10 +68,10 @@ async fn bodies_in_several_frames_are_read_whole() {
 #[tokio::test]
 async fn bodies_over_the_limit_get_413_whether_whole_or_in_pieces() {
     let (s, _) = server();
-    let config = HttpConfig {
-        max_body_bytes: 256,
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::builder()
+        .max_body_bytes(256)
+        .build()
+        .expect("a valid config");
     let service = McpService::new(s, config);
     let message = call(8, "echo", json!({ "text": "y".repeat(400) }), json!({}));
     for pieces in [1, 3] {

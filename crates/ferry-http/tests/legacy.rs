@@ -8,7 +8,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_http::{HttpConfig, McpService, serve_with_shutdown};
+use std::future::IntoFuture;
+
+use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Elicitation, Form, Server, tool};
 use futures::StreamExt;
 use serde::Deserialize;
@@ -82,9 +84,13 @@ async fn endpoint(
     let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
     let (stop, stopped) = oneshot::channel::<()>();
     let service = McpService::new(server, HttpConfig::default());
-    tokio::spawn(serve_with_shutdown(listener, "/mcp", service, async {
-        let _ = stopped.await;
-    }));
+    tokio::spawn(
+        ferry_http::serve(listener, service)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .into_future(),
+    );
     Endpoint {
         url,
         http: reqwest::Client::new(),

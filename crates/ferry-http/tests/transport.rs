@@ -177,10 +177,10 @@ async fn oversized_bodies_get_413_and_the_server_keeps_serving() {
     let limit = 64 * 1024;
     let run = start(
         s,
-        HttpConfig {
-            max_body_bytes: limit,
-            ..HttpConfig::default()
-        },
+        HttpConfig::builder()
+            .max_body_bytes(limit)
+            .build()
+            .expect("a valid config"),
     )
     .await;
     for size in [limit + 1, 1024 * 1024] {
@@ -379,10 +379,10 @@ async fn disconnecting_before_the_response_cancels_the_handler() {
 #[tokio::test]
 async fn request_timeouts_answer_with_an_error() {
     let (s, probe) = server();
-    let config = HttpConfig {
-        request_timeout: Duration::from_millis(200),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::builder()
+        .request_timeout(Duration::from_millis(200))
+        .build()
+        .expect("a valid config");
     let run = start(s, config).await;
     let res = run
         .client
@@ -444,7 +444,7 @@ async fn the_service_mounts_in_an_axum_router() {
     run.stop().await;
 }
 
-/// `serve_with_shutdown` answers other paths with 404.
+/// `serve` answers other paths with 404.
 #[tokio::test]
 async fn other_paths_are_not_found() {
     let (s, _) = server();
@@ -463,10 +463,10 @@ async fn other_paths_are_not_found() {
 async fn slow_bodies_time_out_with_408() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (s, _) = server();
-    let config = HttpConfig {
-        body_timeout: Duration::from_millis(200),
-        ..HttpConfig::default()
-    };
+    let config = HttpConfig::builder()
+        .body_timeout(Duration::from_millis(200))
+        .build()
+        .expect("a valid config");
     let run = start(s, config).await;
     let mut tcp = tokio::net::TcpStream::connect(run.client.addr())
         .await

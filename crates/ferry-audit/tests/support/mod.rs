@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_audit::{AuditConfig, Report, Token, Verdict};
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use tokio::sync::oneshot;
 
 /// An endpoint on an ephemeral port of 127.0.0.1; stops when dropped.
@@ -72,12 +72,15 @@ pub async fn everything_with(require_auth: bool) -> Served {
             .with("alice", "alice-token")
             .with("bob", "bob-token"),
     });
-    serve(router(
-        everything.server,
-        HttpConfig::default(),
-        state,
-        require_auth,
-    ))
+    serve(
+        router(
+            everything.server,
+            HttpConfig::default(),
+            state,
+            require_auth,
+        )
+        .expect("the application builds"),
+    )
     .await
 }
 

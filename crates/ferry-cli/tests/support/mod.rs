@@ -15,9 +15,9 @@ use std::time::{Duration, Instant};
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect};
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use tokio::sync::oneshot;
 
 /// How long any one wait may take.
@@ -67,7 +67,8 @@ impl Everything {
                 links: everything.links.clone(),
                 tokens: StaticTokens::new(),
             });
-            let app = router(everything.server, HttpConfig::default(), state, false);
+            let app = router(everything.server, HttpConfig::default(), state, false)
+                .expect("the application builds");
             tokio::spawn(async move {
                 let _ = axum::serve(listener, app.into_make_service())
                     .with_graceful_shutdown(async move {

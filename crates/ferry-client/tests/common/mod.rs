@@ -11,9 +11,9 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_client::{Client, EraCache};
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use tokio::sync::oneshot;
 
 /// A server running in this process; stops when dropped.
@@ -108,7 +108,8 @@ pub async fn everything(page_size: usize) -> TestServer {
         links: e.links.clone(),
         tokens: StaticTokens::new(),
     });
-    serve(router(e.server, HttpConfig::default(), state, false)).await
+    serve(router(e.server, HttpConfig::default(), state, false).expect("the application builds"))
+        .await
 }
 
 /// A plain ferry-server served over HTTP at `/mcp`.

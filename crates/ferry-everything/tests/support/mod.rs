@@ -6,9 +6,9 @@
 use std::process::Stdio;
 use std::sync::Arc;
 
-use ferry_everything::app::{PageState, router};
+use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, StaticTokens};
+use ferry_http::HttpConfig;
 use ferry_server::Server;
 use ferry_state::{Key, KeyId, KeyRing};
 use ferry_testkit::lines::JsonLines;
@@ -43,7 +43,7 @@ pub async fn start(options: Options, config: HttpConfig) -> (Running, Server) {
         links: everything.links.clone(),
         tokens: StaticTokens::new().with("alice", ALICE).with("bob", BOB),
     });
-    let app = router(everything.server, config, state, false);
+    let app = router(everything.server, config, state, false).expect("the application builds");
     let s = server.clone();
     (
         Running::router(app, "/mcp", move || s.shutdown()).await,

@@ -1,14 +1,18 @@
-//! A test server on 127.0.0.1 behind the real transport (`serve_with_shutdown`, or an
-//! axum app with `BearerAuthLayer`), with tools that stream, block, hang and report who
+//! A test server on 127.0.0.1 behind the real transport (`ferry_http::serve`, or an
+//! axum app), with tools that stream, block, hang and report who
 //! called them.
 
 #![allow(dead_code)]
+
+pub mod wire;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use ferry_http::{BearerAuthLayer, HttpConfig, McpService, StaticTokens, serve_with_shutdown};
+use std::future::IntoFuture;
+
+use ferry_http::{HttpConfig, McpService};
 use ferry_protocol::resources::TextResourceContents;
 use ferry_server::{Context, ResourceRequest, Server, resource, tool};
 pub use ferry_testkit::serve::Running;
@@ -27,6 +31,8 @@ pub struct Probe {
     pub started: Arc<AtomicBool>,
     /// Set when `hang`'s future is dropped.
     pub dropped: Arc<AtomicBool>,
+    /// Set when a `gate` call starts waiting.
+    pub waiting: Arc<AtomicBool>,
     gate: Arc<watch::Sender<bool>>,
 }
 
@@ -39,6 +45,16 @@ impl Probe {
     /// Whether `hang`'s future was dropped.
     pub fn dropped(&self) -> bool {
         self.dropped.load(Ordering::SeqCst)
+    }
+
+    /// Whether a `gate` call is waiting.
+    pub fn waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst)
+    }
+
+    /// Lets `gate` calls through, as `release` does.
+    pub fn open_gate(&self) {
+        self.gate.send_replace(true);
     }
 }
 
@@ -63,8 +79,10 @@ pub fn server() -> (Server, Probe) {
     let probe = Probe {
         started: Arc::default(),
         dropped: Arc::default(),
+        waiting: Arc::default(),
         gate: Arc::new(gate),
     };
+    let waiting = probe.waiting.clone();
     let (started, dropped) = (probe.started.clone(), probe.dropped.clone());
     let (g1, g2) = (probe.gate.clone(), probe.gate.clone());
     let server =
@@ -99,6 +117,7 @@ pub fn server() -> (Server, Probe) {
             .tool(tool("gate").description("Waits for release").json_handler(
                 move |_: Context, _: Value| {
                     let mut open = g1.subscribe();
+                    waiting.store(true, Ordering::SeqCst);
                     async move {
                         let _ = open.wait_for(|o| *o).await;
                         Ok("passed")
@@ -139,13 +158,21 @@ pub fn server() -> (Server, Probe) {
     (server, probe)
 }
 
-/// Serves `server` at [`PATH`] with `serve_with_shutdown`.
+/// Serves `server` at [`PATH`] with `ferry_http::serve`, with no drain grace period (the
+/// tests that stop it need no load balancer to notice).
 pub async fn start(server: Server, config: HttpConfig) -> Running {
+    let config = config
+        .to_builder()
+        .drain_grace(Duration::ZERO)
+        .build()
+        .expect("a valid config");
     let service = McpService::new(server, config);
     Running::spawn(PATH, |listener, stop| {
-        serve_with_shutdown(listener, PATH, service, async {
-            let _ = stop.await;
-        })
+        ferry_http::serve(listener, service)
+            .with_graceful_shutdown(async {
+                let _ = stop.await;
+            })
+            .into_future()
     })
     .await
 }
@@ -155,26 +182,18 @@ pub async fn start_router(server: Server, router: axum::Router, path: &str) -> R
     Running::router(router, path, move || server.shutdown()).await
 }
 
-/// The endpoint behind `BearerAuthLayer` with tokens for alice and bob, at [`PATH`].
-pub async fn start_with_auth(server: Server, required: bool) -> Running {
-    let tokens = StaticTokens::new()
-        .with("alice", "alice-token")
-        .with("bob", "bob-token");
-    let mut layer = BearerAuthLayer::new(tokens)
-        .resource_metadata("http://127.0.0.1/.well-known/oauth-protected-resource");
-    if !required {
-        layer = layer.optional();
-    }
-    let mcp = tower::ServiceBuilder::new()
-        .layer(layer)
-        .service(McpService::new(server.clone(), HttpConfig::default()));
-    start_router(server, axum::Router::new().route_service(PATH, mcp), PATH).await
-}
-
 /// A config with short keep-alives, for tests that wait for them.
 pub fn quick_keep_alive() -> HttpConfig {
-    HttpConfig {
-        keep_alive: Duration::from_millis(50),
-        ..HttpConfig::default()
-    }
+    HttpConfig::builder()
+        .sse_keep_alive(Duration::from_millis(50))
+        .build()
+        .expect("a valid config")
+}
+
+/// The default config without a drain grace period.
+pub fn no_grace() -> HttpConfig {
+    HttpConfig::builder()
+        .drain_grace(Duration::ZERO)
+        .build()
+        .expect("a valid config")
 }

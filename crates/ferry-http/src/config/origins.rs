@@ -1,10 +1,10 @@
-//! Settings of the Streamable HTTP transport.
+//! Which `Origin` and `Host` values an endpoint accepts.
 
-use std::time::Duration;
-
-/// Which `Origin` and `Host` values are accepted (DNS rebinding protection, transports/streamable-http.mdx). A request whose `Origin` is present and not allowed gets 403, as does one
-/// whose `Host` is not allowed.
+/// Which `Origin` and `Host` values are accepted: DNS rebinding protection
+/// (transports/streamable-http.mdx, "Security & Endpoint"). A request whose `Origin` is
+/// present and not allowed gets 403, as does one whose `Host` is not allowed.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub struct OriginPolicy {
     origins: Allowed,
     hosts: Allowed,
@@ -109,43 +109,6 @@ fn strip_port(hostport: &str) -> &str {
 
 fn is_local(hostport: &str) -> bool {
     matches!(strip_port(hostport), "localhost" | "127.0.0.1" | "[::1]")
-}
-
-/// Settings of an MCP endpoint.
-#[derive(Clone, Debug)]
-pub struct HttpConfig {
-    /// Origin and Host checks. Default: local only.
-    pub origins: OriginPolicy,
-    /// Largest request body accepted, in bytes (413 above). Default 4 MiB.
-    pub max_body_bytes: usize,
-    /// How long a request's handler may run before it is cancelled with an error.
-    /// `subscriptions/listen` streams are not limited. Default 5 minutes.
-    pub request_timeout: Duration,
-    /// How long reading a request body may take (408 after). Default 30 s.
-    pub body_timeout: Duration,
-    /// Interval of SSE keep-alive comments on long streams. Default 15 s.
-    pub keep_alive: Duration,
-    /// How many notifications may wait for a slow SSE reader before the handler waits.
-    pub stream_buffer: usize,
-    /// Also accept HTTP/2 with prior knowledge (h2c) on plain TCP. Off by default: MCP
-    /// clients speak HTTP/1.1 to `http://` endpoints, and sniffing for HTTP/2 costs every
-    /// connection a larger read buffer (HTTP/2 over TLS is negotiated by the TLS
-    /// terminator in front of the server).
-    pub http2: bool,
-}
-
-impl Default for HttpConfig {
-    fn default() -> Self {
-        HttpConfig {
-            origins: OriginPolicy::default(),
-            max_body_bytes: 4 * 1024 * 1024,
-            request_timeout: Duration::from_secs(300),
-            body_timeout: Duration::from_secs(30),
-            keep_alive: Duration::from_secs(15),
-            stream_buffer: 32,
-            http2: false,
-        }
-    }
 }
 
 #[cfg(test)]
