@@ -596,14 +596,14 @@ impl<T: AskOutput> Ask<T> {
     /// Resolves against the answers at hand, recording the ask as pending when there is
     /// no acceptable answer.
     pub(crate) fn resolve(self) -> Result<T, Interrupt> {
+        // A provider's answer is not limited by the client's capabilities, and only the
+        // client path is the deprecated one.
+        #[cfg(feature = "llm")]
+        let by_provider = self.provider().is_some();
+        #[cfg(not(feature = "llm"))]
+        let by_provider = false;
         let ctx = self.ctx;
-        let answered = self
-            .key
-            .as_deref()
-            .is_some_and(|k| ctx.asks().answers.contains_key(k));
-        if !answered {
-            // An answer at hand may be a provider's, which the client's capabilities do
-            // not limit; only the client path is the deprecated one.
+        if !by_provider {
             self.spec.warn_if_deprecated();
             self.spec
                 .check_capabilities(ctx.client_capabilities())
