@@ -1,7 +1,7 @@
 //! `ferry-everything`: an MCP server that exercises every feature of Ferry.
 //!
 //! It serves the fixtures of the official MCP conformance suite, an `echo` tool for
-//! benchmarks, and three multi-round flows: `confirm_delete` (a single-use
+//! benchmarks, the tasks fixtures (`slow_compute`, `multi_input`, ...), and three multi-round flows: `confirm_delete` (a single-use
 //! confirmation), `generate_image` (two questions in one round, then a real PNG) and
 //! `connect_account` (URL mode, with a page this server serves and binds to the user).
 //!
@@ -12,11 +12,12 @@
 pub mod app;
 pub mod fixtures;
 pub mod flows;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_server::{BuildError, Server, ServerBuilder};
+use ferry_server::{BuildError, Server, ServerBuilder, TaskStore};
 use ferry_state::{KeyRing, ReplayLedger};
 
 use crate::app::SealedLinks;
@@ -34,6 +35,8 @@ pub struct Options {
     pub public_url: String,
     /// Items per list page.
     pub page_size: usize,
+    /// Where tasks are kept (in memory when `None`).
+    pub task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl Default for Options {
@@ -44,6 +47,7 @@ impl Default for Options {
             ledger: None,
             public_url: "http://127.0.0.1:3000".into(),
             page_size: 100,
+            task_store: None,
         }
     }
 }
@@ -81,9 +85,13 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     if let Some(ledger) = options.ledger {
         builder = builder.replay_ledger(ledger);
     }
+    if let Some(store) = options.task_store {
+        builder = builder.task_store(store);
+    }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(builder, connections.clone(), links.clone());
+    builder = tasks::register(builder);
     Ok(Everything {
         server: builder.build()?,
         connections,

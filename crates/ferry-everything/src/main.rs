@@ -116,6 +116,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ledger,
         public_url,
         page_size: args.page_size,
+        task_store: None,
     })?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;

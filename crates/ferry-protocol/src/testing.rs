@@ -22,6 +22,7 @@ use crate::{methods, notifications};
 
 const SCHEMA_2026: &str = include_str!("../tests/spec/2026-07-28/schema.json");
 const SCHEMA_2025: &str = include_str!("../tests/spec/2025-11-25/schema.json");
+const SCHEMA_TASKS: &str = include_str!("../tests/spec/ext-tasks/schema.json");
 
 /// How many errors a report lists at most.
 const MAX_ERRORS: usize = 8;
@@ -79,6 +80,19 @@ fn check(map: &ValidatorMap, def_name: &str, value: &Value) -> Result<(), String
 /// `validate("CallToolResult", &v)`. The error lists what failed, with JSON pointers.
 pub fn validate(def_name: &str, value: &Value) -> Result<(), String> {
     check(modern()?, def_name, value)
+}
+
+fn tasks() -> Result<&'static ValidatorMap, String> {
+    static MAP: OnceLock<Result<ValidatorMap, String>> = OnceLock::new();
+    MAP.get_or_init(|| compile(SCHEMA_TASKS))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Validates `value` against `$defs/<def_name>` of the Tasks extension's `schema.json`,
+/// e.g. `validate_tasks("GetTaskResult", &v)`.
+pub fn validate_tasks(def_name: &str, value: &Value) -> Result<(), String> {
+    check(tasks()?, def_name, value)
 }
 
 /// Validates `value` against `$defs/<def_name>` of the 2025-11-25 `schema.json`.

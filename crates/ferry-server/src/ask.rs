@@ -444,7 +444,7 @@ pub(crate) struct AskBook {
 }
 
 impl AskBook {
-    fn next_key(&mut self, kind: AskKind) -> String {
+    pub(crate) fn next_key(&mut self, kind: AskKind) -> String {
         let n = &mut self.counters[kind.index()];
         *n += 1;
         if *n == 1 {
@@ -488,6 +488,11 @@ impl<T: AskOutput> Ask<T> {
     /// through MRTR rounds.
     pub(crate) fn is_live(&self) -> bool {
         self.ctx.inner().session.is_some()
+    }
+
+    /// Whether this ask is made inside a task: it waits for `tasks/update`.
+    pub(crate) fn in_task(&self) -> bool {
+        self.ctx.inner().task.run().is_some()
     }
 
     /// Sends the ask as a JSON-RPC request on a 2025-11-25 session and waits for the
@@ -625,7 +630,9 @@ impl<T: AskOutput> IntoFuture for Ask<T> {
     type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send>>;
 
     fn into_future(self) -> Self::IntoFuture {
-        if self.is_live() {
+        if self.in_task() {
+            Box::pin(crate::tasks::resolve_ask(self))
+        } else if self.is_live() {
             Box::pin(self.resolve_live())
         } else {
             let out = self.resolve();
@@ -665,6 +672,13 @@ macro_rules! ask_set {
                     Ok(($(match $v { Ok(v) => v, Err(e) => return Err(e) },)+))
                 }
                 let ($($v,)+) = self;
+                if false $(|| $v.in_task())+ {
+                    // A task waits for every answer at once (all asked in one go).
+                    return Box::pin(async move {
+                        let ($($v,)+) = futures::join!($($v.into_future()),+);
+                        Ok(($($v?,)+))
+                    });
+                }
                 if false $(|| $v.is_live())+ {
                     // A 2025-11-25 session has no rounds: ask one after the other.
                     return Box::pin(async move { Ok(($($v.await?,)+)) });
@@ -685,6 +699,14 @@ ask_set!(A a, B b, C c, D d, E e, F f);
 impl<T: AskOutput> AskSet for Vec<Ask<T>> {
     type Output = Vec<T>;
     fn resolve_all(self) -> Pin<Box<dyn Future<Output = Result<Self::Output, Interrupt>> + Send>> {
+        if self.iter().any(Ask::in_task) {
+            return Box::pin(async move {
+                futures::future::join_all(self.into_iter().map(IntoFuture::into_future))
+                    .await
+                    .into_iter()
+                    .collect()
+            });
+        }
         if self.iter().any(Ask::is_live) {
             return Box::pin(async move {
                 let mut out = Vec::with_capacity(self.len());

@@ -57,6 +57,7 @@ mod sampling;
 mod schema;
 mod server;
 mod session;
+pub mod tasks;
 mod tool;
 pub mod uri_template;
 
@@ -80,6 +81,10 @@ pub use run::{Outcome, PendingCall, Streaming};
 pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LEGACY_VERSIONS, Session};
+pub use tasks::{
+    MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskMode, TaskOptions, TaskRecord,
+    TaskSignal, TaskStore, TaskStoreError,
+};
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 
 pub use ferry_form as form;
