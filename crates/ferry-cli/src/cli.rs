@@ -13,6 +13,7 @@ Examples:
   ferry --url http://127.0.0.1:3000/mcp call confirm_delete path=/tmp/x
   ferry --stdio \"ferry-everything --stdio\" call echo text='hello there'
   ferry --url URL call confirm_delete path=/tmp/x --json --answers '{\"confirm\": true}'
+  ferry lint src                               find deprecated MCP features in source code
 
 Exit codes:
   0  success
@@ -151,6 +152,18 @@ arguments as one JSON object; KEY=VALUE pairs are added to it.
     /// Audit a server's MRTR and requestState defences, header rules and Origin check,
     /// by calling one tool that asks for input and attacking its round trip.
     Audit(crate::audit::AuditArgs),
+    /// Find deprecated and removed MCP features in source code (Python, TypeScript,
+    /// JavaScript, Rust, Go).
+    ///
+    /// Reads files by syntax tree and reports each use with the specification's migration
+    /// and earliest removal. Exit codes: 0 nothing found (or --warn), 1 findings, 2 a path
+    /// that cannot be read or a bad command line.
+    #[command(after_help = "\
+  ferry lint                            search the current directory
+  ferry lint src tests --format sarif > lint.sarif
+  ferry lint --rule mcp-sampling,mcp-roots --warn
+  ferry lint --list-rules")]
+    Lint(crate::lint::LintArgs),
 }
 
 /// `ferry call`.

@@ -75,6 +75,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Listen(l) => listen(client, l, json).await,
         Command::Demo(_) => Err(UsageError::new("the demo runs its own server").into()),
         Command::Audit(_) => Err(UsageError::new("the audit sends its own requests").into()),
+        Command::Lint(_) => Err(UsageError::new("lint reads source files, not a server").into()),
     };
     progress.finish();
     if let Err(e) = client.close().await {

@@ -18,6 +18,7 @@
 //!   progress notifications;
 //! - [`demo`]: the example server in-process and a guided tour of the protocol;
 //! - [`audit`]: `ferry audit`, the front of the `ferry-audit` library.
+//! - [`lint`]: deprecated MCP features in source code (ferry-lint).
 #![forbid(unsafe_code)]
 
 mod answers;
@@ -30,6 +31,7 @@ mod demo;
 mod deprecated;
 mod form;
 mod handler;
+mod lint;
 mod output;
 mod progress;
 mod term;
@@ -160,6 +162,13 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.verbose);
+    if let Command::Lint(args) = &cli.command {
+        if cli.server.url.is_some() || cli.server.stdio.is_some() {
+            eprintln!("ferry: error: lint reads source files: leave out --url and --stdio");
+            return ExitCode::from(exit::USAGE);
+        }
+        return ExitCode::from(lint::run(args, cli.io.json));
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

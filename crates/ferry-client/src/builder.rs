@@ -28,6 +28,10 @@ const BACKGROUND_QUEUE: usize = 256;
 enum Target {
     Http(String),
     Stdio(Box<Command>),
+    Streams(
+        Box<dyn tokio::io::AsyncRead + Send + Unpin>,
+        Box<dyn tokio::io::AsyncWrite + Send + Unpin>,
+    ),
 }
 
 /// Builds a [`Client`]: choose a transport with [`http`](ClientBuilder::http) or
@@ -57,6 +61,7 @@ impl fmt::Debug for ClientBuilder {
         let target = match &self.target {
             Some(Target::Http(url)) => format!("http {url}"),
             Some(Target::Stdio(cmd)) => format!("stdio {:?}", cmd.as_std().get_program()),
+            Some(Target::Streams(..)) => "byte streams".into(),
             None => "none".into(),
         };
         f.debug_struct("ClientBuilder")
@@ -111,6 +116,30 @@ impl ClientBuilder {
     /// stderr is left as configured on the command (inherited by default).
     pub fn stdio(mut self, command: Command) -> Self {
         self.target = Some(Target::Stdio(Box::new(command)));
+        self
+    }
+
+    /// Talks to a server over a pair of byte streams, one JSON-RPC message per line as on
+    /// stdio: an in-process server on a `tokio::io::duplex` (for tests, with no socket
+    /// and no process), a Unix socket, a pipe.
+    ///
+    /// ```
+    /// # async fn run() -> Result<(), ferry_client::Error> {
+    /// let (client_end, server_end) = tokio::io::duplex(64 * 1024);
+    /// let (reader, writer) = tokio::io::split(client_end);
+    /// // ... serve an MCP server on `server_end` (ferry_stdio::serve) ...
+    /// # drop(server_end);
+    /// let client = ferry_client::Client::builder().streams(reader, writer);
+    /// # let _ = client;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn streams<R, W>(mut self, reader: R, writer: W) -> Self
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
+        self.target = Some(Target::Streams(Box::new(reader), Box::new(writer)));
         self
     }
 
@@ -245,7 +274,8 @@ impl ClientBuilder {
         let (transport, origin) = match self.target {
             None => {
                 return Err(Error::InvalidInput(
-                    "no server given: call .http(url) or .stdio(command)".into(),
+                    "no server given: call .http(url), .stdio(command) or .streams(reader, writer)"
+                        .into(),
                 ));
             }
             Some(Target::Http(url)) => {
@@ -281,6 +311,10 @@ impl ClientBuilder {
             }
             Some(Target::Stdio(cmd)) => {
                 let t = StdioTransport::spawn(*cmd, self.stdio, bg_tx)?;
+                (Transport::Stdio(Box::new(t)), None)
+            }
+            Some(Target::Streams(reader, writer)) => {
+                let t = StdioTransport::connect(reader, writer, self.stdio, bg_tx);
                 (Transport::Stdio(Box::new(t)), None)
             }
         };

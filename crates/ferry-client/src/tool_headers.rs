@@ -1,5 +1,5 @@
 //! `x-mcp-header`: tool arguments the server wants mirrored into `Mcp-Param-*` headers
-//! on Streamable HTTP (DIGEST §3.3.6). Annotations are read from each `tools/list`
+//! on Streamable HTTP (transports/streamable-http.mdx). Annotations are read from each `tools/list`
 //! result; tools with invalid annotations are dropped from what the client exposes.
 
 use std::collections::HashMap;

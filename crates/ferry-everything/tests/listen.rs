@@ -1,7 +1,6 @@
 //! `subscriptions/listen` on the everything server over HTTP, driven by its trigger tools:
 //! each stream gets only the kinds it asked for, tagged with its subscription id, and ends
-//! with the completion result when the server shuts down (subscriptions.mdx; checklist
-//! 57 to 59).
+//! with the completion result when the server shuts down (subscriptions.mdx).
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! The rules of multi round-trip requests on the everything server's flows, over HTTP
-//! (mrtr.mdx; DIGEST §4.3 to §4.6; checklist 32 to 37, 40).
+//! (mrtr.mdx).
 
 mod support;
 
@@ -15,7 +15,7 @@ async fn ask(client: &Client, req: &Value) -> Value {
 }
 
 /// An `InputRequiredResult` never asks for what this request's capabilities did not
-/// declare; the server answers -32021 naming what is missing instead (checklist 10, 34).
+/// declare; the server answers -32021 naming what is missing instead.
 #[tokio::test]
 async fn input_requests_only_use_declared_capabilities() {
     let (run, _) = start(Options::default(), HttpConfig::default()).await;
@@ -116,7 +116,7 @@ async fn input_requests_only_use_declared_capabilities() {
 
 /// When answers are missing the server asks again with a new `InputRequiredResult`
 /// (only for what is still missing), not an error; answers already given ride in the
-/// state (checklist 37).
+/// state.
 #[tokio::test]
 async fn missing_answers_get_a_new_input_required_result() {
     let (run, _) = start(Options::default(), HttpConfig::default()).await;
@@ -161,7 +161,7 @@ async fn missing_answers_get_a_new_input_required_result() {
     run.stop().await;
 }
 
-/// Unexpected extra entries in `inputResponses` are ignored (DIGEST §4.5).
+/// Unexpected extra entries in `inputResponses` are ignored (mrtr.mdx).
 #[tokio::test]
 async fn extra_answers_are_ignored() {
     let (run, _) = start(Options::default(), HttpConfig::default()).await;
@@ -185,7 +185,7 @@ async fn extra_answers_are_ignored() {
 
 /// Malformed `inputResponses` are protocol errors (-32602): not an object, null, an
 /// entry that is not an object, an elicitation answer with an unknown action
-/// (DIGEST §4.5).
+/// (mrtr.mdx).
 #[tokio::test]
 async fn malformed_input_responses_are_invalid_params() {
     let (run, _) = start(Options::default(), HttpConfig::default()).await;
@@ -231,7 +231,7 @@ async fn malformed_input_responses_are_invalid_params() {
 }
 
 /// Prompts ask through MRTR too; neither the interim result nor the retry's result
-/// carries caching hints where none are allowed (checklist 32, 40).
+/// carries caching hints where none are allowed.
 #[tokio::test]
 async fn prompts_ask_and_interim_results_are_not_cacheable() {
     let (run, _) = start(Options::default(), HttpConfig::default()).await;

@@ -1,5 +1,5 @@
 //! `requestState` security end to end over HTTP, with bearer tokens for alice and bob
-//! (mrtr.mdx "Security"; DIGEST §4.3 rule 7; checklist 38, 39).
+//! (mrtr.mdx, "Security").
 //!
 //! A state is sealed, bound to the principal, method, tool and arguments, expires, and is
 //! redeemed at most once by single-use tools. Every forgery gets the same -32602 error,

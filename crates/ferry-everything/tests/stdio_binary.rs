@@ -1,6 +1,6 @@
 //! The real `ferry-everything --stdio` binary: nothing but MCP messages on stdout, one per
 //! line; a prompt exit on end of input; and bounded memory under a client that writes
-//! without reading (transports/stdio.mdx; DIGEST §3.2; checklist 16, 18).
+//! without reading (transports/stdio.mdx).
 
 mod support;
 

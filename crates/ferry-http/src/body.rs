@@ -105,6 +105,13 @@ impl McpBody {
     }
 }
 
+impl From<Bytes> for McpBody {
+    /// A body of these bytes, as [`McpBody::full`] makes it.
+    fn from(bytes: Bytes) -> Self {
+        McpBody::full(bytes)
+    }
+}
+
 /// One SSE event carrying one JSON-RPC message on a single `data:` line.
 pub(crate) fn event(message: &[u8]) -> Bytes {
     let mut b = BytesMut::with_capacity(message.len() + 24);

@@ -2,8 +2,7 @@
 
 use std::time::Duration;
 
-/// Which `Origin` and `Host` values are accepted (DNS rebinding protection, DIGEST
-/// §3.3.1). A request whose `Origin` is present and not allowed gets 403, as does one
+/// Which `Origin` and `Host` values are accepted (DNS rebinding protection, transports/streamable-http.mdx). A request whose `Origin` is present and not allowed gets 403, as does one
 /// whose `Host` is not allowed.
 #[derive(Clone, Debug)]
 pub struct OriginPolicy {

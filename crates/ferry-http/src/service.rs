@@ -141,7 +141,7 @@ where
     }
 }
 
-/// The checks on a request's head (DIGEST §3.3): origin, host, method, media type. A
+/// The checks on a request's head (transports/streamable-http.mdx): origin, host, method, media type. A
 /// `GET` or `DELETE` of a 2025-11-25 session is answered here.
 // Matched at once by its one caller; boxing the response would only add an allocation.
 #[allow(clippy::result_large_err)]
@@ -151,7 +151,7 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
         config,
         streams,
     } = svc;
-    // Origin and Host first: a rebinding attack gets nothing else (DIGEST §3.3.1).
+    // Origin and Host first: a rebinding attack gets nothing else (transports/streamable-http.mdx).
     if let Some(origin) = req.headers().get(ORIGIN) {
         let ok = origin.to_str().is_ok_and(|o| config.origins.origin_ok(o));
         if !ok {

@@ -1,5 +1,5 @@
 //! `BearerAuthLayer`: the principal reaches handlers; without a valid token the answer
-//! is 401 with a `WWW-Authenticate: Bearer` challenge (DIGEST §9; checklist 69).
+//! is 401 with a `WWW-Authenticate: Bearer` challenge (basic/authorization).
 
 mod support;
 

@@ -1,5 +1,5 @@
 //! 2025-11-25 clients over Streamable HTTP on a dual-era endpoint (2025-11-25
-//! transports; DIGEST §3.4): `initialize` opens a session named by `Mcp-Session-Id`,
+//! transports; versioning.mdx, backward compatibility): `initialize` opens a session named by `Mcp-Session-Id`,
 //! requests without it or with an unknown one are refused, the server's requests to the
 //! client travel on the POST's SSE stream and come back as POSTed responses, the GET
 //! stream carries change notifications, streams resume with `Last-Event-ID`, and DELETE,

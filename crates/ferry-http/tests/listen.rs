@@ -1,6 +1,6 @@
 //! `subscriptions/listen` over HTTP: an SSE stream that starts with the acknowledgement,
 //! carries only the requested notifications, keeps alive, and ends with the completion
-//! result when the server shuts down (subscriptions.mdx; DIGEST §7.3; checklist 57 to 59).
+//! result when the server shuts down (subscriptions.mdx).
 
 mod support;
 

@@ -1,6 +1,5 @@
 //! The protocol rules as an HTTP client sees them: JSON-RPC error codes with the HTTP
-//! statuses the spec requires (DIGEST §2.3, §3.3.5 to §3.3.8; checklist 6, 7, 12, 24 to 27,
-//! 51, 61).
+//! statuses the spec requires (basic/index.mdx, transports/streamable-http.mdx).
 
 mod support;
 
@@ -25,7 +24,7 @@ async fn expect(call: Call, status: u16, code: i64, what: &str) -> Value {
     body
 }
 
-/// Missing `_meta`, protocol version or capabilities: 400 with -32602 (checklist 6).
+/// Missing `_meta`, protocol version or capabilities: 400 with -32602.
 #[tokio::test]
 async fn missing_meta_is_400_invalid_params() {
     let run = endpoint().await;
@@ -42,8 +41,7 @@ async fn missing_meta_is_400_invalid_params() {
     run.stop().await;
 }
 
-/// An unsupported version: 400 with -32022, `data.supported` and `data.requested`
-/// (checklist 7).
+/// An unsupported version: 400 with -32022, `data.supported` and `data.requested`.
 #[tokio::test]
 async fn unsupported_versions_are_400() {
     let run = endpoint().await;
@@ -60,7 +58,7 @@ async fn unsupported_versions_are_400() {
     run.stop().await;
 }
 
-/// Header and body disagree: 400 with -32020 (checklist 24, 25).
+/// Header and body disagree: 400 with -32020.
 #[tokio::test]
 async fn header_mismatches_are_400() {
     let run = endpoint().await;
@@ -114,7 +112,7 @@ async fn header_mismatches_are_400() {
 }
 
 /// `Mcp-Name` for a non-ASCII resource URI travels Base64-encoded and is decoded before
-/// comparing (checklist 26).
+/// comparing.
 #[tokio::test]
 async fn mcp_name_is_decoded_from_base64() {
     let run = endpoint().await;
@@ -132,7 +130,7 @@ async fn mcp_name_is_decoded_from_base64() {
     run.stop().await;
 }
 
-/// `Mcp-Param-*` headers must mirror annotated arguments (checklist 27).
+/// `Mcp-Param-*` headers must mirror annotated arguments.
 #[tokio::test]
 async fn param_headers_are_checked() {
     let run = endpoint().await;
@@ -180,7 +178,7 @@ async fn param_headers_are_checked() {
     run.stop().await;
 }
 
-/// Removed and unknown methods: 404 with -32601 (checklist 12, 61).
+/// Removed and unknown methods: 404 with -32601.
 #[tokio::test]
 async fn unknown_and_removed_methods_are_404() {
     let run = endpoint().await;
@@ -207,7 +205,7 @@ async fn unknown_and_removed_methods_are_404() {
 }
 
 /// An unknown tool is -32602 with 200; invalid arguments are a tool error result with
-/// 200 (checklist 51).
+/// 200.
 #[tokio::test]
 async fn tool_errors_are_200() {
     let run = endpoint().await;

@@ -1,5 +1,5 @@
 //! The Streamable HTTP transport over real TCP on 127.0.0.1 (transports/streamable-http.mdx;
-//! DIGEST §3.3; checklist 20 to 31): methods, origins, hosts, sizes, response kinds,
+//! transports/streamable-http.mdx): methods, origins, hosts, sizes, response kinds,
 //! cancellation by disconnect, timeouts, and mounting in an axum app.
 
 mod support;
@@ -21,8 +21,7 @@ fn progress_call(id: i64, tool: &str) -> Value {
 }
 
 /// A modern-only endpoint accepts POST only: GET and DELETE get 405 with `Allow: POST`,
-/// and a JSON-RPC error body without id, whatever `Mcp-Session-Id` says (DIGEST §3.3.9;
-/// checklist 31).
+/// and a JSON-RPC error body without id, whatever `Mcp-Session-Id` says (transports/streamable-http.mdx).
 #[tokio::test]
 async fn get_and_delete_are_method_not_allowed() {
     let s = ferry_server::Server::builder("modern", "1")
@@ -76,8 +75,7 @@ async fn dual_era_get_and_delete_need_a_live_session() {
     run.stop().await;
 }
 
-/// `Mcp-Session-Id` is ignored on modern requests and never set on responses (DIGEST
-/// §3.3.9; checklist 31).
+/// `Mcp-Session-Id` is ignored on modern requests and never set on responses (transports/streamable-http.mdx).
 #[tokio::test]
 async fn session_ids_are_ignored_and_never_set() {
     let (s, _) = server();
@@ -107,7 +105,7 @@ async fn session_ids_are_ignored_and_never_set() {
 }
 
 /// A present `Origin` must be allowed, or the answer is 403 with a JSON-RPC error without
-/// id; local origins pass by default (DIGEST §3.3.1; checklist 20).
+/// id; local origins pass by default (transports/streamable-http.mdx).
 #[tokio::test]
 async fn origins_are_checked() {
     let (s, _) = server();
@@ -148,8 +146,7 @@ async fn origins_are_checked() {
     run.stop().await;
 }
 
-/// A `Host` that is not local is refused on a local endpoint (DNS rebinding; DIGEST
-/// §3.3.1).
+/// A `Host` that is not local is refused on a local endpoint (DNS rebinding; transports/streamable-http.mdx).
 #[tokio::test]
 async fn hosts_are_checked() {
     let (s, _) = server();
@@ -173,7 +170,7 @@ async fn hosts_are_checked() {
     run.stop().await;
 }
 
-/// A body over the limit gets 413, and the server goes on serving (DIGEST §2.1).
+/// A body over the limit gets 413, and the server goes on serving (basic/index.mdx).
 #[tokio::test]
 async fn oversized_bodies_get_413_and_the_server_keeps_serving() {
     let (s, _) = server();
@@ -211,7 +208,7 @@ async fn oversized_bodies_get_413_and_the_server_keeps_serving() {
     run.stop().await;
 }
 
-/// A notification is accepted with 202 and an empty body (DIGEST §3.3.2; checklist 21).
+/// A notification is accepted with 202 and an empty body (transports/streamable-http.mdx).
 #[tokio::test]
 async fn notifications_get_202_with_an_empty_body() {
     let (s, _) = server();
@@ -230,8 +227,7 @@ async fn notifications_get_202_with_an_empty_body() {
 
 /// Requests are answered with `application/json`, or with `text/event-stream` when the
 /// handler streams progress; SSE responses have `X-Accel-Buffering: no`, one `data:` line
-/// per event, notifications for this request only, then the response (DIGEST §3.3.2,
-/// §3.3.3; checklist 22, 29, 56).
+/// per event, notifications for this request only, then the response (transports/streamable-http.mdx).
 #[tokio::test]
 async fn responses_are_json_or_sse_when_progress_streams() {
     let (s, _) = server();
@@ -271,7 +267,7 @@ async fn responses_are_json_or_sse_when_progress_streams() {
 }
 
 /// The same JSON-RPC id on many concurrent POSTs: each POST is its own request
-/// (DIGEST §3.3.2).
+/// (transports/streamable-http.mdx).
 #[tokio::test]
 async fn the_same_id_on_concurrent_posts_is_independent() {
     let (s, _) = server();
@@ -330,7 +326,7 @@ async fn the_same_id_on_concurrent_posts_is_independent() {
 }
 
 /// Closing an SSE response cancels its request: the handler's future is dropped
-/// (DIGEST §3.3.4; checklist 30).
+/// (transports/streamable-http.mdx).
 #[tokio::test]
 async fn closing_the_stream_cancels_the_handler() {
     let (s, probe) = server();
@@ -379,7 +375,7 @@ async fn disconnecting_before_the_response_cancels_the_handler() {
 }
 
 /// A handler running past `request_timeout` is stopped and answered with an error; the
-/// server keeps serving (DIGEST §7.9).
+/// server keeps serving (cancellation.mdx).
 #[tokio::test]
 async fn request_timeouts_answer_with_an_error() {
     let (s, probe) = server();

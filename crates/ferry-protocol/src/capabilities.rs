@@ -1,4 +1,4 @@
-//! Client and server capabilities (DIGEST §2.6). Both are open sets: unknown members are
+//! Client and server capabilities (versioning.mdx). Both are open sets: unknown members are
 //! kept as sent.
 
 use serde::{Deserialize, Serialize};

@@ -1,4 +1,4 @@
-//! Small types shared by many messages (DIGEST §2.9).
+//! Small types shared by many messages (schema.ts).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};

@@ -1,4 +1,4 @@
-//! Argument completion: `completion/complete` (DIGEST §7.5).
+//! Argument completion: `completion/complete` (server/utilities/completion.mdx).
 
 use std::collections::BTreeMap;
 

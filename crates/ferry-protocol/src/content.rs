@@ -1,4 +1,4 @@
-//! Content blocks: what tools, prompts and sampling messages carry (DIGEST §7.1, §6.2).
+//! Content blocks: what tools, prompts and sampling messages carry (server/tools.mdx, client/sampling.mdx).
 //!
 //! Each block type writes its own `"type"` member, so a block serializes the same whether
 //! it stands alone or sits inside a [`ContentBlock`]. The enums read `"type"` to pick the

@@ -1,4 +1,4 @@
-//! `server/discover`: versions, capabilities and instructions (DIGEST §2.6).
+//! `server/discover`: versions, capabilities and instructions (versioning.mdx).
 //!
 //! The request's params are a bare [`RequestParams`](crate::pagination::RequestParams).
 

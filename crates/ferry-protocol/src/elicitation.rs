@@ -1,4 +1,4 @@
-//! Elicitation: asking the user for input through the client (DIGEST §5).
+//! Elicitation: asking the user for input through the client (client/elicitation.mdx).
 //!
 //! In 2026-07-28 an `elicitation/create` request travels inside an
 //! [`InputRequiredResult`](crate::mrtr::InputRequiredResult); the answer comes back in the

@@ -1,4 +1,4 @@
-//! JSON-RPC error objects and the codes MCP assigns (DIGEST §2.3).
+//! JSON-RPC error objects and the codes MCP assigns (basic/index.mdx).
 
 use std::fmt;
 

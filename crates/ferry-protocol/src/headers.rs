@@ -1,4 +1,4 @@
-//! Streamable HTTP request metadata headers (DIGEST §3.3.5 to §3.3.8): names, the
+//! Streamable HTTP request metadata headers (transports/streamable-http.mdx): names, the
 //! `=?base64?…?=` value encoding, and `x-mcp-header` annotations on tool input schemas.
 
 use std::borrow::Cow;

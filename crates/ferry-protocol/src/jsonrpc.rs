@@ -1,4 +1,4 @@
-//! The JSON-RPC 2.0 envelope MCP uses (DIGEST §2.1, schema.ts `JSONRPCMessage`).
+//! The JSON-RPC 2.0 envelope MCP uses (basic/index.mdx, schema.ts `JSONRPCMessage`).
 //!
 //! Two shapes live here: owned, typed messages ([`JsonRpcMessage`] and friends) for code
 //! that builds or inspects messages, and a borrowed [`Envelope`] that a server reads first

@@ -1,5 +1,5 @@
 //! The 2025-11-25 shapes that differ from 2026-07-28, for dual-era servers and clients
-//! (DIGEST §3.4, §10).
+//! (versioning.mdx, backward compatibility, changelog.mdx).
 //!
 //! Legacy sessions start with `initialize` / `notifications/initialized`, let the server
 //! send JSON-RPC requests to the client ([`SERVER_REQUESTS`]), and have results without

@@ -1,4 +1,4 @@
-//! Logging: `notifications/message` and its levels (DIGEST §6.4). Deprecated in
+//! Logging: `notifications/message` and its levels (server/utilities/logging.mdx). Deprecated in
 //! 2026-07-28, where a client opts in per request with
 //! `_meta["io.modelcontextprotocol/logLevel"]`.
 

@@ -1,5 +1,5 @@
 //! `_meta`: reserved keys, the key naming rules, and the per-request metadata every
-//! 2026-07-28 request carries (DIGEST §2.4).
+//! 2026-07-28 request carries (basic/index.mdx).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -96,7 +96,7 @@ impl RequestMeta {
 }
 
 /// Whether `key` follows the `_meta` key rules: an optional prefix of dot-separated labels
-/// ending in `/`, then a name (DIGEST §2.4).
+/// ending in `/`, then a name (basic/index.mdx).
 pub fn is_valid_key(key: &str) -> bool {
     let (prefix, name) = match key.rfind('/') {
         Some(i) => (Some(&key[..i]), &key[i + 1..]),

@@ -1,5 +1,5 @@
 //! Method names of 2026-07-28, and typed request/notification descriptors
-//! (DIGEST §2.10).
+//! (schema.ts).
 //!
 //! Client requests are the ten constants from [`DISCOVER`] to [`TOOLS_CALL`]; the three
 //! input-request methods ([`ELICITATION_CREATE`], [`SAMPLING_CREATE_MESSAGE`],

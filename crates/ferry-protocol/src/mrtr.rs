@@ -1,4 +1,4 @@
-//! Multi Round-Trip Requests (DIGEST §4): how a 2026-07-28 server asks the client for
+//! Multi Round-Trip Requests (mrtr.mdx): how a 2026-07-28 server asks the client for
 //! elicitation, sampling or roots while answering `tools/call`, `prompts/get` or
 //! `resources/read`.
 //!

@@ -1,4 +1,4 @@
-//! Notifications: method names and params (DIGEST §2.10, §7.8, §7.9).
+//! Notifications: method names and params (schema.ts, progress.mdx, cancellation.mdx).
 //!
 //! Notifications sent on a `subscriptions/listen` stream carry
 //! `_meta["io.modelcontextprotocol/subscriptionId"]`; the params types here have

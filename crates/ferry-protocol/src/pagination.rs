@@ -1,5 +1,5 @@
 //! Request params that carry only `_meta`, and the paginated list params
-//! (DIGEST §7.6).
+//! (server/utilities/pagination.mdx).
 //!
 //! Cursors are opaque: an empty string is a valid cursor, and only a missing `nextCursor`
 //! ends a list.

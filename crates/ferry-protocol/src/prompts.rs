@@ -1,4 +1,4 @@
-//! Prompts: `prompts/list` and `prompts/get` (DIGEST §7.4).
+//! Prompts: `prompts/list` and `prompts/get` (server/prompts.mdx).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
 //! Resources: `resources/list`, `resources/templates/list`, `resources/read`
-//! (DIGEST §7.2).
+//! (server/resources.mdx).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;

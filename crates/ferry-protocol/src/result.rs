@@ -1,5 +1,5 @@
 //! What every result shares: `resultType`, cache hints, and the empty result
-//! (DIGEST §2.2, §7.7).
+//! (basic/index.mdx, server/utilities/caching.mdx).
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,4 +1,4 @@
-//! Roots: the directories and files the client lets a server work on (DIGEST §6.3).
+//! Roots: the directories and files the client lets a server work on (client/roots.mdx).
 //! Deprecated in 2026-07-28, where `roots/list` travels inside an
 //! [`InputRequiredResult`](crate::mrtr::InputRequiredResult).
 

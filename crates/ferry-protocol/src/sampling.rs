@@ -1,4 +1,4 @@
-//! Sampling: asking the client's model for a completion (DIGEST §6.2). Deprecated in
+//! Sampling: asking the client's model for a completion (client/sampling.mdx). Deprecated in
 //! 2026-07-28, where `sampling/createMessage` travels inside an
 //! [`InputRequiredResult`](crate::mrtr::InputRequiredResult).
 

@@ -1,5 +1,5 @@
 //! `subscriptions/listen`: a long-lived request on which the server sends the
-//! notifications the client opted in to (DIGEST §7.3).
+//! notifications the client opted in to (subscriptions.mdx).
 
 use serde::{Deserialize, Serialize};
 

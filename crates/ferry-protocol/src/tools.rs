@@ -1,4 +1,4 @@
-//! Tools: `tools/list` and `tools/call` (DIGEST §7.1).
+//! Tools: `tools/list` and `tools/call` (server/tools.mdx).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};

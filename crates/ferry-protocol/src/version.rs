@@ -1,4 +1,4 @@
-//! Protocol revisions and eras (DIGEST §1.2, §2.7).
+//! Protocol revisions and eras (versioning.mdx).
 
 use std::fmt;
 

@@ -428,7 +428,7 @@ fn input_responses() {
 }
 
 /// schema.ts types `ElicitResult.content` numbers as `number`, but the generated
-/// schema.json says `integer` (DIGEST §11 item 4). Ferry reads and writes any number; the
+/// schema.json says `integer` (the spec sources). Ferry reads and writes any number; the
 /// published schema refuses a fractional one.
 #[test]
 fn schema_json_types_elicit_numbers_as_integers() {

@@ -4,7 +4,7 @@
 //! an ask with no answer yet stops the handler with an [`Interrupt`]; the server answers
 //! with an `InputRequiredResult` listing every pending ask, the client retries with the
 //! answers, the handler runs again from the top, and the same ask now returns its answer
-//! (DIGEST §4, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
+//! (mrtr.mdx, mrtr.mdx). Answers from earlier rounds ride in the sealed `requestState`, so
 //! a later round never asks again.
 
 use std::any::TypeId;

@@ -1,7 +1,7 @@
 //! A sorted, versioned set of definitions (tools, prompts, resources, templates) with
 //! pagination and pre-serialized list pages.
 //!
-//! Lists are deterministic (sorted by key) and never vary per connection (DIGEST §7.1).
+//! Lists are deterministic (sorted by key) and never vary per connection (server/tools.mdx).
 //! Every change swaps in a new immutable snapshot; readers take an `Arc` of the current
 //! one and never block writers for long. List pages are serialized once per snapshot and
 //! then reused byte for byte.

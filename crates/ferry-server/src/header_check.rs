@@ -1,5 +1,4 @@
-//! Streamable HTTP: the request metadata headers must match the body (DIGEST §3.3.5 to
-//! §3.3.8). Any mismatch is HTTP 400 with -32020.
+//! Streamable HTTP: the request metadata headers must match the body (transports/streamable-http.mdx). Any mismatch is HTTP 400 with -32020.
 
 use ferry_protocol::ErrorObject;
 use ferry_protocol::headers::{self, ParamHeader, decode_value};

@@ -1,6 +1,6 @@
 //! The MRTR engine: opens and checks an incoming `requestState`, merges answers, and
 //! turns an interrupted handler into an `InputRequiredResult` with a freshly sealed state
-//! (mrtr.mdx; DIGEST §4.3 to §4.5).
+//! (mrtr.mdx).
 
 use std::collections::BTreeMap;
 

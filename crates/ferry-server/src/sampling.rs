@@ -1,5 +1,5 @@
 //! Checks on sampling asks before they reach the client (deprecated feature, still
-//! served): the tool_use / tool_result pairing rules and `includeContext` (DIGEST §6.2).
+//! served): the tool_use / tool_result pairing rules and `includeContext` (client/sampling.mdx).
 
 #![allow(deprecated)]
 

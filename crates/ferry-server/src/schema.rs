@@ -1,4 +1,4 @@
-//! JSON Schema handling for tool inputs and outputs (DIGEST §2.8): schemas from Rust
+//! JSON Schema handling for tool inputs and outputs (basic/index.mdx): schemas from Rust
 //! types, compiled validators, dialect checks.
 
 use std::sync::Arc;

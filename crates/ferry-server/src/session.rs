@@ -1,6 +1,6 @@
 //! Legacy (2025-11-25) sessions: what an `initialize` handshake establishes for one stdio
 //! process or one HTTP session, so 2025-11-25 clients are served by the same handlers as
-//! modern ones (DIGEST §3.4).
+//! modern ones (versioning.mdx, backward compatibility).
 
 use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;

@@ -1,6 +1,6 @@
 //! Streamable HTTP request metadata headers, checked by the server against the body:
 //! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` with
-//! `=?base64?…?=` decoding (DIGEST §3.3.5 to §3.3.8; checklist 24 to 27). Any mismatch is
+//! `=?base64?…?=` decoding (transports/streamable-http.mdx). Any mismatch is
 //! -32020 with HTTP 400.
 
 mod support;
@@ -81,7 +81,7 @@ fn route(id: i64, args: Value) -> Value {
     call(id, "route", args, json!({}))
 }
 
-/// `MCP-Protocol-Version` is required and must equal `_meta`'s version (checklist 24).
+/// `MCP-Protocol-Version` is required and must equal `_meta`'s version.
 #[tokio::test]
 async fn protocol_version_header_must_match_the_body() {
     let s = server();
@@ -118,8 +118,7 @@ async fn protocol_version_header_must_match_the_body() {
     assert_eq!((out.code(), out.status), (-32022, 400));
 }
 
-/// `Mcp-Method` is required on every request and must equal the body's method
-/// (checklist 25).
+/// `Mcp-Method` is required on every request and must equal the body's method.
 #[tokio::test]
 async fn mcp_method_header_must_match_the_body() {
     let s = server();
@@ -150,7 +149,7 @@ async fn mcp_method_header_must_match_the_body() {
 }
 
 /// `Mcp-Name` is required on `tools/call`, `prompts/get` and `resources/read` and must
-/// equal `params.name` or `params.uri` (checklist 25).
+/// equal `params.name` or `params.uri`.
 #[tokio::test]
 async fn mcp_name_header_must_match_the_body() {
     let s = server();
@@ -177,7 +176,7 @@ async fn mcp_name_header_must_match_the_body() {
 
 /// `Mcp-Name` values in the Base64 sentinel form are decoded before comparing; a raw
 /// non-ASCII value, bad Base64, or the encoding of another value is a mismatch
-/// (DIGEST §3.3.7; checklist 26).
+/// (transports/streamable-http.mdx).
 #[tokio::test]
 async fn mcp_name_is_base64_decoded_before_comparing() {
     let s = server();
@@ -206,8 +205,7 @@ async fn mcp_name_is_base64_decoded_before_comparing() {
 }
 
 /// `Mcp-Param-*`: a present, non-null annotated argument needs its header with a matching
-/// value; integers compare numerically; absent or null arguments need none (DIGEST
-/// §3.3.8; checklist 27).
+/// value; integers compare numerically; absent or null arguments need none (transports/streamable-http.mdx).
 #[tokio::test]
 async fn param_headers_must_mirror_annotated_arguments() {
     let s = server();
@@ -345,7 +343,7 @@ fn props(p: Value) -> Value {
 }
 
 /// A tool whose `x-mcp-header` annotations break the rules is refused when the server is
-/// built, and when added at run time (DIGEST §3.3.6; checklist 28).
+/// built, and when added at run time (transports/streamable-http.mdx).
 #[test]
 fn invalid_x_mcp_header_annotations_are_refused_at_registration() {
     let invalid = [

@@ -1,6 +1,6 @@
 //! Multi round-trip requests through `Server::handle`: which methods may ask, what an
 //! `InputRequiredResult` may contain, and how retries are cached (mrtr.mdx, caching.mdx;
-//! DIGEST §4; checklist 32 to 40).
+//! mrtr.mdx).
 
 mod support;
 
@@ -130,7 +130,7 @@ async fn resource_read_retries_are_complete_and_never_cacheable() {
     assert_eq!(done.result()["cacheScope"], "private");
 }
 
-/// Prompts can ask too, and their retry completes (checklist 32).
+/// Prompts can ask too, and their retry completes.
 #[tokio::test]
 async fn prompts_get_can_ask_for_input() {
     let s = server();
@@ -155,7 +155,7 @@ async fn prompts_get_can_ask_for_input() {
 }
 
 /// `completion/complete` never returns `input_required`: a completer that asks fails
-/// with an error (DIGEST §4.2; checklist 32).
+/// with an error (mrtr.mdx).
 #[tokio::test]
 async fn completion_never_asks_for_input() {
     let s = server();
@@ -173,7 +173,7 @@ async fn completion_never_asks_for_input() {
 }
 
 /// `inputResponses` and `requestState` on methods that cannot ask change nothing: lists
-/// and discover answer as usual (DIGEST §4.2).
+/// and discover answer as usual (mrtr.mdx).
 #[tokio::test]
 async fn other_methods_ignore_mrtr_params() {
     let s = server();
@@ -202,8 +202,7 @@ async fn other_methods_ignore_mrtr_params() {
 }
 
 /// A handler can end a round with state only (load shedding): the result has a
-/// `requestState` and no `inputRequests`, and the client retries at once (mrtr.mdx;
-/// checklist 33).
+/// `requestState` and no `inputRequests`, and the client retries at once (mrtr.mdx).
 #[tokio::test]
 async fn checkpoints_return_state_only_results() {
     let s = server();
@@ -223,7 +222,7 @@ async fn checkpoints_return_state_only_results() {
 }
 
 /// URL-mode elicitation needs the `url` mode declared on this request; `elicitation: {}`
-/// means form only (DIGEST §5.1; checklist 34, 41).
+/// means form only (client/elicitation.mdx).
 #[tokio::test]
 async fn url_elicitation_needs_the_url_mode() {
     let s = server();
@@ -262,7 +261,7 @@ async fn url_elicitation_needs_the_url_mode() {
 }
 
 /// Form elicitation with `elicitation: {}` is allowed (it means form), and the ask never
-/// names a URL mode (DIGEST §5.1; checklist 41).
+/// names a URL mode (client/elicitation.mdx).
 #[tokio::test]
 async fn empty_elicitation_capability_means_form() {
     let s = server();

@@ -132,7 +132,7 @@ async fn list_tools(server: &Server, id: i64) -> Out {
 }
 
 /// A request missing `_meta` or one of its two required keys is malformed: -32602, HTTP
-/// 400 (DIGEST §2.4, checklist 6). On a dual-era server a request says it is modern with
+/// 400 (basic/index.mdx). On a dual-era server a request says it is modern with
 /// its `MCP-Protocol-Version` header (HTTP); a modern-only server needs no hint.
 #[tokio::test]
 async fn requests_without_required_meta_are_invalid_params_with_400() {
@@ -174,7 +174,7 @@ async fn requests_without_required_meta_are_invalid_params_with_400() {
 }
 
 /// A modern-only server refuses `initialize` with an error naming the versions it
-/// supports (checklist 61).
+/// supports.
 #[tokio::test]
 async fn modern_only_servers_refuse_initialize_naming_their_versions() {
     let modern = Server::builder("modern", "1")
@@ -191,7 +191,7 @@ async fn modern_only_servers_refuse_initialize_naming_their_versions() {
 }
 
 /// An unsupported version gets -32022 naming what is supported and what was asked, HTTP
-/// 400 (DIGEST §2.3, checklist 7).
+/// 400 (basic/index.mdx).
 #[tokio::test]
 async fn unsupported_version_names_supported_and_requested() {
     let s = server();
@@ -209,7 +209,7 @@ async fn unsupported_version_names_supported_and_requested() {
 }
 
 /// Methods removed in 2026-07-28, unknown methods and methods of capabilities the server
-/// does not advertise get -32601, HTTP 404 (DIGEST §2.3, §7.10; checklist 12, 61).
+/// does not advertise get -32601, HTTP 404 (basic/index.mdx, changelog.mdx).
 #[tokio::test]
 async fn removed_unknown_and_unadvertised_methods_are_not_found_with_404() {
     let s = server();
@@ -252,7 +252,7 @@ async fn removed_unknown_and_unadvertised_methods_are_not_found_with_404() {
     }
 }
 
-/// Notifications are never answered (DIGEST §2.1, checklist 5).
+/// Notifications are never answered (basic/index.mdx).
 #[tokio::test]
 async fn notifications_are_never_answered() {
     let s = server();
@@ -278,7 +278,7 @@ async fn notifications_are_never_answered() {
 }
 
 /// Error responses echo the request id, string or integer; an unreadable message gets an
-/// error without id (DIGEST §2.1, checklist 4).
+/// error without id (basic/index.mdx).
 #[tokio::test]
 async fn errors_echo_the_request_id() {
     let s = server();
@@ -300,8 +300,7 @@ async fn errors_echo_the_request_id() {
     assert!(v.get("id").is_none(), "{v}");
 }
 
-/// `server/discover` describes the server, with caching hints and serverInfo (DIGEST
-/// §2.6, checklist 8).
+/// `server/discover` describes the server, with caching hints and serverInfo (versioning.mdx).
 #[tokio::test]
 async fn discover_describes_versions_capabilities_and_caching() {
     let s = server();
@@ -322,7 +321,7 @@ async fn discover_describes_versions_capabilities_and_caching() {
 }
 
 /// An unknown tool is a protocol error (-32602); arguments that fail the input schema are
-/// a tool execution error the model can see (tools.mdx; checklist 51).
+/// a tool execution error the model can see (tools.mdx).
 #[tokio::test]
 async fn unknown_tools_are_invalid_params_and_bad_arguments_are_tool_errors() {
     let s = server();
@@ -345,7 +344,7 @@ async fn unknown_tools_are_invalid_params_and_bad_arguments_are_tool_errors() {
 }
 
 /// With an `outputSchema`, `structuredContent` must conform; a result that does not is
-/// never sent (tools.mdx; checklist 52).
+/// never sent (tools.mdx).
 #[tokio::test]
 async fn output_schema_is_enforced_on_structured_content() {
     let s = server();
@@ -366,7 +365,7 @@ async fn output_schema_is_enforced_on_structured_content() {
 }
 
 /// A missing resource is -32602 with the URI in `data`, never empty contents
-/// (resources.mdx; checklist 53).
+/// (resources.mdx).
 #[tokio::test]
 async fn missing_resources_are_invalid_params_with_the_uri() {
     let s = server();
@@ -430,8 +429,7 @@ async fn prompt_argument_errors_are_invalid_params() {
     assert_eq!(ok.result()["messages"][0]["content"]["text"], "Hello Ada");
 }
 
-/// Completion returns at most 100 values and says when there are more (completion.mdx;
-/// checklist 55).
+/// Completion returns at most 100 values and says when there are more (completion.mdx).
 #[tokio::test]
 async fn completion_returns_at_most_100_values() {
     let s = server();
@@ -512,8 +510,7 @@ async fn walk_pages(s: &Server) -> (Vec<String>, usize) {
 }
 
 /// Pagination is deterministic: the same pages in the same order every time, each item
-/// once, and the end marked by the absence of `nextCursor` (pagination.mdx; checklist 50,
-/// 54).
+/// once, and the end marked by the absence of `nextCursor` (pagination.mdx).
 #[tokio::test]
 async fn pagination_is_deterministic_across_pages() {
     let s = many_tools(25, 7);
@@ -528,7 +525,7 @@ async fn pagination_is_deterministic_across_pages() {
 }
 
 /// Invalid cursors, the empty string included (Ferry never issues it), are -32602
-/// (pagination.mdx; checklist 54).
+/// (pagination.mdx).
 #[tokio::test]
 async fn invalid_cursors_are_invalid_params() {
     let s = many_tools(10, 3);
@@ -553,7 +550,7 @@ async fn invalid_cursors_are_invalid_params() {
 }
 
 /// Cacheable results carry `ttlMs` and `cacheScope` as configured: lists, discover, and
-/// reads (per resource, or the server default) (caching.mdx; checklist 49).
+/// reads (per resource, or the server default) (caching.mdx).
 #[tokio::test]
 async fn cacheable_results_carry_the_configured_hints() {
     let s = server();
@@ -591,7 +588,7 @@ async fn cacheable_results_carry_the_configured_hints() {
     );
 }
 
-/// Every result carries `serverInfo` in `_meta` unless configured otherwise (DIGEST §2.4).
+/// Every result carries `serverInfo` in `_meta` unless configured otherwise (basic/index.mdx).
 #[tokio::test]
 async fn results_carry_server_info_unless_disabled() {
     let s = server();
@@ -633,8 +630,7 @@ async fn results_carry_server_info_unless_disabled() {
 }
 
 /// Nothing carries over from one request to the next: capabilities, log level and
-/// progress opt-in declared on one request do not apply to the next (DIGEST §2.4, §2.5;
-/// checklist 9).
+/// progress opt-in declared on one request do not apply to the next (basic/index.mdx).
 #[tokio::test]
 async fn nothing_is_inferred_from_earlier_requests() {
     let s = server();
@@ -680,7 +676,7 @@ async fn nothing_is_inferred_from_earlier_requests() {
 }
 
 /// Two requests with the same id, one after the other, are two independent requests
-/// (DIGEST §2.5).
+/// (basic/index.mdx).
 #[tokio::test]
 async fn the_same_id_on_separate_requests_is_independent() {
     let s = server();
@@ -689,7 +685,7 @@ async fn the_same_id_on_separate_requests_is_independent() {
     assert_eq!((rpc::text(&a.msg), rpc::text(&b.msg)), ("a", "b"));
 }
 
-/// Extension ids must be prefixed `_meta`-style keys (checklist 14).
+/// Extension ids must be prefixed `_meta`-style keys.
 #[test]
 fn extension_ids_need_a_prefix() {
     let bad = Server::builder("x", "1")

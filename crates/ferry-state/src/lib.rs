@@ -20,7 +20,7 @@
 //!   target and a canonical digest of the arguments, and verified against the
 //!   request they come back on. Every failure is the same opaque [`Rejected`]
 //!   error, whose precise [`RejectReason`] is kept for server logs.
-//! - [`ReplayLedger`], [`MemoryLedger`] and [`RedbLedger`]: single-use
+//! - [`ReplayLedger`], [`MemoryLedger`] and (feature `redb`) `RedbLedger`: single-use
 //!   redemption of token ids, in memory or in a durable file.
 //!
 //! # Example
@@ -96,12 +96,15 @@ pub use error::{REJECTED_MESSAGE, RejectReason, Rejected};
 pub use guard::{DEFAULT_CLOCK_SKEW, DEFAULT_TTL, IssueError, RedeemError, StateGuard};
 pub use key::{KEY_LEN, Key, KeyError, KeyId, KeyRing, MAX_KEY_ID_LEN};
 pub use ledger::{
-    DEFAULT_MEMORY_CAPACITY, DEFAULT_REDB_CAPACITY, DEFAULT_RETENTION_MARGIN, LedgerError,
-    MAX_JTI_LEN, MemoryLedger, RedbLedger, RedbLedgerBuilder, Redemption, ReplayLedger,
+    DEFAULT_MEMORY_CAPACITY, DEFAULT_RETENTION_MARGIN, LedgerError, MAX_JTI_LEN, MemoryLedger,
+    Redemption, ReplayLedger,
 };
+#[cfg(feature = "redb")]
+pub use ledger::{DEFAULT_REDB_CAPACITY, RedbLedger, RedbLedgerBuilder};
 pub use random::RandomError;
 pub use seal::{DEFAULT_MAX_TOKEN_LEN, SealError, Sealer, TOKEN_VERSION};
 
-/// The version of [redb](https://docs.rs/redb) that [`RedbLedger`] uses, for
-/// opening a database with custom options ([`RedbLedger::from_database`]).
+/// The version of [redb](https://docs.rs/redb) that `RedbLedger` uses, for opening a
+/// database with custom options (`RedbLedger::from_database`).
+#[cfg(feature = "redb")]
 pub use redb;

@@ -1,4 +1,4 @@
-//! The stdio transport (transports/stdio.mdx; DIGEST §3.2; checklist 16 to 18): one
+//! The stdio transport (transports/stdio.mdx): one
 //! message per line, concurrent requests answered by id, cancellation, size limits, end
 //! of input, and bounded memory under a client that does not read.
 
@@ -21,7 +21,7 @@ fn config() -> StdioConfig {
 }
 
 /// Many requests run at once on one connection and each is answered by id when it
-/// finishes, not in the order sent (DIGEST §2.5, §3.2).
+/// finishes, not in the order sent (basic/index.mdx, transports/stdio.mdx).
 #[tokio::test]
 async fn concurrent_requests_are_answered_by_id_out_of_order() {
     let (s, _) = server();
@@ -62,7 +62,7 @@ async fn concurrent_requests_are_answered_by_id_out_of_order() {
 }
 
 /// A request reusing the id of one still in flight is refused with an error for that id,
-/// and the first request still completes (DIGEST §2.1: ids are unique while outstanding).
+/// and the first request still completes (basic/index.mdx: ids are unique while outstanding).
 #[tokio::test]
 async fn a_duplicate_in_flight_id_gets_an_error_not_silence() {
     let (s, _) = server();
@@ -83,8 +83,7 @@ async fn a_duplicate_in_flight_id_gets_an_error_not_silence() {
 }
 
 /// `notifications/cancelled` stops the handler (its future is dropped) and nothing is
-/// ever sent for the cancelled request; unknown ids are ignored (DIGEST §3.2, §7.9;
-/// checklist 17).
+/// ever sent for the cancelled request; unknown ids are ignored (transports/stdio.mdx, cancellation.mdx).
 #[tokio::test]
 async fn cancellation_drops_the_handler_and_sends_nothing_for_it() {
     let (s, probe) = server();
@@ -121,7 +120,7 @@ async fn cancellation_drops_the_handler_and_sends_nothing_for_it() {
 }
 
 /// A line over the size limit is skipped and answered with -32600 (no id: it was not
-/// read), and the connection keeps serving (DIGEST §2.1).
+/// read), and the connection keeps serving (basic/index.mdx).
 #[tokio::test]
 async fn oversized_lines_are_refused_and_the_connection_keeps_serving() {
     let (s, _) = server();
@@ -174,7 +173,7 @@ async fn framing_errors_do_not_end_the_connection() {
 
 /// At end of input the server finishes promptly: a listen stream ends with its graceful
 /// completion result, a request that never ends is dropped after the grace period
-/// (DIGEST §3.2, §7.3; checklist 18, 59).
+/// (transports/stdio.mdx, subscriptions.mdx).
 #[tokio::test]
 async fn end_of_input_ends_the_connection_promptly() {
     let (s, probe) = server();
@@ -233,7 +232,7 @@ async fn end_of_input_ends_the_connection_promptly() {
 
 /// A connection ending is not the server ending: with one server serving two
 /// connections, the end of one leaves the other's listen stream open, and a later
-/// connection still hears about changes (DIGEST §2.5: a connection is not a session).
+/// connection still hears about changes (basic/index.mdx: a connection is not a session).
 #[tokio::test]
 async fn the_end_of_one_connection_does_not_stop_the_server() {
     let (s, _) = server();
@@ -311,7 +310,7 @@ async fn settled(what: &str, quiet: Duration, value: impl Fn() -> usize) -> usiz
 
 /// A client that writes requests without reading the answers is slowed down, not
 /// buffered: with small output queues the server stops reading its input after a bounded
-/// number of requests; once the client reads, every request is answered (DIGEST §3.2).
+/// number of requests; once the client reads, every request is answered (transports/stdio.mdx).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_flood_without_reading_is_held_back_then_fully_answered() {
     let (s, probe) = server();

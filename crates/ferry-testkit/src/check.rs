@@ -39,10 +39,10 @@ fn seen(method: Option<&str>, message: &Value) -> bool {
 /// Fails the test when the message:
 /// - does not validate against `schema.json` (as a response to `method`, or as a
 ///   notification or error response);
-/// - is a JSON-RPC request (servers never send requests; DIGEST §2.1, checklist 13);
+/// - is a JSON-RPC request (servers never send requests; basic/index.mdx);
 /// - uses an error code reserved for MCP that the spec does not define, or a retired one
-///   (-32002, -32042) (checklist 11);
-/// - is an `InputRequiredResult` with caching hints (mrtr.mdx, caching.mdx; checklist 40).
+///   (-32002, -32042);
+/// - is an `InputRequiredResult` with caching hints (mrtr.mdx, caching.mdx).
 pub fn received(message: &Value, method: Option<&str>) {
     let fail =
         |why: String| -> ! { panic!("server sent an invalid message: {why}\nmessage: {message}") };

@@ -49,7 +49,7 @@ impl Inner {
         self.probe().await
     }
 
-    /// Probes with `server/discover` (DIGEST §2.7, §3.2, §3.3.9).
+    /// Probes with `server/discover` (versioning.mdx, transports/stdio.mdx, transports/streamable-http.mdx).
     async fn probe(&self) -> Result<()> {
         let opts = CallOptions::new();
         let mut version = era::MODERN_VERSIONS[0].to_owned();

@@ -15,8 +15,8 @@ use std::time::Duration;
 use ferry_protocol::jsonrpc::{JsonRpcNotification, RequestId};
 use ferry_protocol::{meta, notifications};
 use parking_lot::Mutex;
-use tokio::io::{AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
@@ -100,28 +100,64 @@ impl StdioTransport {
                 "the server process has no stdin or stdout",
             ));
         };
-        let (writer, rx) = mpsc::channel(EXCHANGE_QUEUE);
+        Ok(StdioTransport::over(
+            Box::new(stdout),
+            Box::new(stdin),
+            label,
+            Some(child),
+            options,
+            background,
+        ))
+    }
+
+    /// Talks to a server over any pair of byte streams: an in-process server on a
+    /// `tokio::io::duplex`, a socket, a pipe. Closing ends the writing half.
+    pub(crate) fn connect(
+        reader: Box<dyn AsyncRead + Send + Unpin>,
+        writer: Box<dyn AsyncWrite + Send + Unpin>,
+        options: StdioOptions,
+        background: mpsc::Sender<Background>,
+    ) -> Self {
+        StdioTransport::over(
+            reader,
+            writer,
+            "server".to_owned(),
+            None,
+            options,
+            background,
+        )
+    }
+
+    fn over(
+        reader: Box<dyn AsyncRead + Send + Unpin>,
+        writer: Box<dyn AsyncWrite + Send + Unpin>,
+        label: String,
+        child: Option<Child>,
+        options: StdioOptions,
+        background: mpsc::Sender<Background>,
+    ) -> Self {
+        let (lines, rx) = mpsc::channel(EXCHANGE_QUEUE);
         let (stop_tx, stop_rx) = oneshot::channel();
         let shared = Arc::new(Shared {
-            writer,
+            writer: lines,
             routes: Mutex::new(HashMap::new()),
             closed: AtomicBool::new(false),
             label,
         });
-        let write_task = tokio::spawn(write_loop(stdin, rx, stop_rx, shared.clone()));
+        let write_task = tokio::spawn(write_loop(writer, rx, stop_rx, shared.clone()));
         let read_task = tokio::spawn(read_loop(
-            stdout,
+            reader,
             shared.clone(),
             background,
             options.max_line_bytes,
         ));
-        Ok(StdioTransport {
+        StdioTransport {
             shared,
-            child: tokio::sync::Mutex::new(Some(child)),
+            child: tokio::sync::Mutex::new(child),
             stop_writer: Mutex::new(Some(stop_tx)),
             tasks: vec![write_task.abort_handle(), read_task.abort_handle()],
             options,
-        })
+        }
     }
 
     pub(crate) fn label(&self) -> String {
@@ -222,7 +258,7 @@ fn terminate(child: &Child) {
 fn terminate(_child: &Child) {}
 
 async fn write_loop(
-    mut stdin: ChildStdin,
+    mut stdin: Box<dyn AsyncWrite + Send + Unpin>,
     mut rx: mpsc::Receiver<Vec<u8>>,
     mut stop: oneshot::Receiver<()>,
     shared: Arc<Shared>,
@@ -247,11 +283,11 @@ async fn write_loop(
         }
     }
     shared.closed.store(true, Ordering::Release);
-    drop(stdin);
+    let _ = stdin.shutdown().await;
 }
 
 async fn read_loop(
-    stdout: ChildStdout,
+    stdout: Box<dyn AsyncRead + Send + Unpin>,
     shared: Arc<Shared>,
     background: mpsc::Sender<Background>,
     max_line: usize,

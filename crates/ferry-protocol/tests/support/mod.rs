@@ -190,7 +190,7 @@ fn input_responses(text: &str) -> Outcome {
     serde_json::to_value(&parsed).map_err(|e| e.to_string())
 }
 
-/// `ListRootsRequest`. The spec's example carries a stray `"id"` (DIGEST §11 item 12): an
+/// `ListRootsRequest`. The spec's example carries a stray `"id"` (the spec sources): an
 /// input request has none, so Ferry reads past it and does not write it back. The
 /// expected JSON is the example without `id`.
 fn list_roots_request(text: &str) -> Outcome {

@@ -12,9 +12,11 @@ use std::time::Duration;
 
 use futures::future::BoxFuture;
 
+#[cfg(feature = "redb")]
 mod durable;
 mod memory;
 
+#[cfg(feature = "redb")]
 pub use durable::{DEFAULT_REDB_CAPACITY, RedbLedger, RedbLedgerBuilder};
 pub use memory::{DEFAULT_MEMORY_CAPACITY, MemoryLedger};
 
@@ -90,8 +92,8 @@ impl LedgerError {
 /// a reply of `OK` is [`Redemption::First`] and a nil reply is
 /// [`Redemption::Replayed`].
 ///
-/// Implementations in this crate: [`MemoryLedger`] (one process, bounded) and
-/// [`RedbLedger`] (durable file, survives restarts).
+/// Implementations in this crate: [`MemoryLedger`] (one process, bounded) and, with
+/// the `redb` feature, `RedbLedger` (durable file, survives restarts).
 pub trait ReplayLedger: Send + Sync + 'static {
     /// Records `jti`, valid until `expires_at_ms` (milliseconds since the Unix
     /// epoch), and tells whether it had been recorded before.

@@ -1,0 +1,2 @@
+//! Durable task stores for Ferry MCP servers.
+#![forbid(unsafe_code)]
