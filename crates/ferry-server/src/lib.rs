@@ -82,8 +82,8 @@ pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LEGACY_VERSIONS, Session};
 pub use tasks::{
-    MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskMode, TaskOptions, TaskRecord,
-    TaskSignal, TaskStore, TaskStoreError,
+    MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskMode, TaskOptions,
+    TaskRecord, TaskSignal, TaskSignals, TaskStore, TaskStoreError,
 };
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 
