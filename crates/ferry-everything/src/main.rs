@@ -9,7 +9,9 @@ use clap::Parser;
 use ferry_everything::app::{PageState, endpoint, pages};
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, StaticTokens};
+use ferry_server::TaskStore;
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
+use ferry_tasks::RedbTaskStore;
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
 /// multi-round flows.
@@ -49,6 +51,10 @@ struct Args {
     /// Items per list page.
     #[arg(long, default_value_t = 100)]
     page_size: usize,
+    /// Keep tasks in this redb file, across restarts (default: in memory). Tasks left
+    /// unfinished by a previous run are marked failed on start.
+    #[arg(long, value_name = "PATH")]
+    task_store: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -105,6 +111,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Some(Arc::new(RedbLedger::open(path)?)),
         None => None,
     };
+    let task_store: Option<Arc<dyn TaskStore>> = match &args.task_store {
+        Some(path) => {
+            let store = RedbTaskStore::open(path).map_err(|e| format!("--task-store: {e}"))?;
+            Some(Arc::new(store))
+        }
+        None => None,
+    };
     let public_url = args
         .public_url
         .clone()
@@ -116,7 +129,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         ledger,
         public_url,
         page_size: args.page_size,
-        task_store: None,
+        task_store,
     })?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;

@@ -177,7 +177,8 @@ pub fn validate_message(value: &Value) -> Result<(), String> {
 /// [`validate_message`], or a result response whose `result` must be that method's result
 /// (e.g. `CallToolResult`, with `ttlMs` and `cacheScope` where the method is cacheable) or,
 /// when `resultType` is `input_required` on `tools/call`, `prompts/get` or
-/// `resources/read`, an `InputRequiredResult` with `inputRequests` or `requestState`.
+/// `resources/read`, an `InputRequiredResult` with `inputRequests` or `requestState`;
+/// the Tasks extension's results against its own schema.
 pub fn validate_response(method: &str, value: &Value) -> Result<(), String> {
     if value.get("error").is_some() {
         return validate(error_def(value), value);
@@ -189,6 +190,20 @@ pub fn validate_response(method: &str, value: &Value) -> Result<(), String> {
 
 /// Validates the `result` of a request for `method` (see [`validate_response`]).
 pub fn validate_result(method: &str, result: &Value) -> Result<(), String> {
+    // The Tasks extension (ext-tasks/schema.json): its methods, and a task handle in
+    // place of a tool's result.
+    let task_def = match method {
+        methods::TASKS_GET => Some("GetTaskResult"),
+        methods::TASKS_UPDATE => Some("UpdateTaskResult"),
+        methods::TASKS_CANCEL => Some("CancelTaskResult"),
+        methods::TOOLS_CALL if result.get("resultType").and_then(Value::as_str) == Some("task") => {
+            Some("CreateTaskResult")
+        }
+        _ => None,
+    };
+    if let Some(def) = task_def {
+        return validate_tasks(def, result);
+    }
     let Some((_, def)) = request_defs(method) else {
         return validate("Result", result);
     };
