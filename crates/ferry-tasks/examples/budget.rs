@@ -53,7 +53,9 @@ async fn fill(store: &dyn TaskStore, count: usize) {
         .as_millis() as u64;
     let mut i = 0;
     while i < count {
-        let wave: Vec<TaskRecord> = (i..(i + WAVE).min(count)).map(|n| finished(n, now)).collect();
+        let wave: Vec<TaskRecord> = (i..(i + WAVE).min(count))
+            .map(|n| finished(n, now))
+            .collect();
         let created = futures::future::join_all(wave.iter().map(|r| {
             let mut working = r.clone();
             working.status = TaskStatus::Working;
@@ -67,7 +69,10 @@ async fn fill(store: &dyn TaskStore, count: usize) {
                 .map(|(r, rev)| store.compare_and_set(rev.expect("created"), r)),
         )
         .await;
-        assert!(done.iter().all(|d| matches!(d, Ok(Some(_)))), "all completed");
+        assert!(
+            done.iter().all(|d| matches!(d, Ok(Some(_)))),
+            "all completed"
+        );
         i += wave.len();
     }
 }
