@@ -124,6 +124,11 @@ arguments as one JSON object; KEY=VALUE pairs are added to it.
   ferry call echo --args '{\"text\": \"hi\"}'")]
     Call(CallArgs),
 
+    /// Look at or cancel a task the server runs (tasks/get, tasks/cancel), e.g. one a
+    /// `ferry call` left behind.
+    #[command(subcommand)]
+    Task(TaskCommand),
+
     /// List the server's prompts (prompts/list).
     Prompts,
 
@@ -200,6 +205,23 @@ pub struct ReadArgs {
     /// The resource's URI, e.g. test://static-text.
     #[arg(value_name = "URI")]
     pub uri: String,
+}
+
+/// `ferry task`.
+#[derive(Subcommand, Debug)]
+pub enum TaskCommand {
+    /// Show a task's status, message and, once it ended, its result or error.
+    Get {
+        /// The task id.
+        #[arg(value_name = "ID")]
+        id: String,
+    },
+    /// Ask the server to cancel a task.
+    Cancel {
+        /// The task id.
+        #[arg(value_name = "ID")]
+        id: String,
+    },
 }
 
 /// `ferry listen`.

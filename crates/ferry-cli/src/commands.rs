@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::answers::Answers;
 use crate::arguments::{self, UsageError};
-use crate::cli::{CallArgs, Cli, Command, ListenArgs, PromptArgs, ReadArgs};
+use crate::cli::{CallArgs, Cli, Command, ListenArgs, PromptArgs, ReadArgs, TaskCommand};
 use crate::connect::connect;
 use crate::handler::CliHandler;
 use crate::output;
@@ -68,6 +68,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Discover => discover(client, json).await,
         Command::Tools => tools(client, json).await,
         Command::Call(c) => call(client, c, args_json, &progress, json).await,
+        Command::Task(t) => task(client, t, json).await,
         Command::Prompts => prompts(client, json).await,
         Command::Prompt(p) => prompt(client, p, prompt_args.unwrap_or_default(), json).await,
         Command::Resources => resources(client, json).await,
@@ -151,7 +152,10 @@ async fn call(
     };
     let arguments = arguments::tool_arguments(base, &args.arguments, schema.as_ref())?;
     let ui = progress.clone();
-    let options = CallOptions::new().on_progress(move |p| ui.report(p));
+    let status = progress.clone();
+    let options = CallOptions::new()
+        .on_progress(move |p| ui.report(p))
+        .on_task_status(move |t| status.task_status(t));
     let result = client
         .call_tool_with(&args.tool, serde_json::Value::Object(arguments), &options)
         .await
@@ -178,6 +182,46 @@ async fn call(
     } else {
         Outcome::Success
     })
+}
+
+async fn task(client: &Client, command: &TaskCommand, json: bool) -> anyhow::Result<Outcome> {
+    match command {
+        TaskCommand::Get { id } => {
+            let task = client
+                .task(id.as_str())
+                .get()
+                .await
+                .with_context(|| format!("tasks/get {id} failed"))?;
+            if json {
+                output::json(&task)?;
+            } else {
+                output::print(&output::task(&task))?;
+            }
+            let failed = task.error.is_some()
+                || task
+                    .result
+                    .as_ref()
+                    .is_some_and(|r| r.get("isError") == Some(&serde_json::Value::Bool(true)));
+            Ok(if failed {
+                Outcome::ToolError
+            } else {
+                Outcome::Success
+            })
+        }
+        TaskCommand::Cancel { id } => {
+            client
+                .task(id.as_str())
+                .cancel()
+                .await
+                .with_context(|| format!("tasks/cancel {id} failed"))?;
+            if json {
+                output::json(&json!({"taskId": id, "cancelled": true}))?;
+            } else {
+                output::print(&format!("cancellation of task {id} requested\n"))?;
+            }
+            Ok(Outcome::Success)
+        }
+    }
 }
 
 async fn prompts(client: &Client, json: bool) -> anyhow::Result<Outcome> {

@@ -5,6 +5,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use ferry_client::Progress;
+use ferry_client::ferry_protocol::tasks::Task;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 #[derive(Default)]
@@ -50,6 +51,20 @@ pub fn describe(p: &Progress) -> String {
     }
 }
 
+/// "task ID: working: message".
+pub fn status_line(task: &Task) -> String {
+    let mut line = format!(
+        "task {}: {}",
+        crate::term::sanitize(&task.task_id, false),
+        task.status.as_str()
+    );
+    if let Some(m) = &task.status_message {
+        line.push_str(": ");
+        line.push_str(&crate::term::sanitize(m, false));
+    }
+    line
+}
+
 fn show(s: &mut State, p: &Progress) {
     let bar = s.bar.get_or_insert_with(|| {
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
@@ -91,6 +106,29 @@ impl ProgressUi {
         }
     }
 
+    /// Shows a followed task's state as a status line: a spinner with its id, status and
+    /// message, unless its message carries progress, which the bar shows instead.
+    pub fn task_status(&self, task: &Task) {
+        tracing::info!(task = %task.task_id, status = task.status.as_str(), message = ?task.status_message, "task");
+        let mut s = self.lock();
+        if s.paused || task.status.is_terminal() {
+            return;
+        }
+        if s.last.as_ref().is_some_and(|p| p.fraction().is_some()) {
+            return;
+        }
+        let bar = s.bar.get_or_insert_with(|| {
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(120));
+            bar
+        });
+        bar.set_style(
+            ProgressStyle::with_template("{spinner} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        bar.set_message(status_line(task));
+    }
+
     /// Hides the bar until the returned guard is dropped.
     pub fn pause(&self) -> Paused {
         let mut s = self.lock();
@@ -125,6 +163,21 @@ mod tests {
         assert_eq!(describe(&p(50.0, Some(100.0), None)), "50/100");
         assert_eq!(describe(&p(0.5, Some(1.0), Some("half"))), "0.50/1: half");
         assert_eq!(describe(&p(3.0, None, Some("files"))), "3: files");
+    }
+
+    #[test]
+    fn task_status_lines() {
+        let task = Task::new(
+            "t-1",
+            ferry_client::ferry_protocol::tasks::TaskStatus::Working,
+            "2026-01-01T00:00:00Z",
+        )
+        .with_status_message("copying\u{1b}[31m");
+        assert_eq!(
+            status_line(&task),
+            "task t-1: working: copying\\u{1b}[31m",
+            "control characters are shown escaped"
+        );
     }
 
     #[test]

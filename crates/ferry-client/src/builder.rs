@@ -53,6 +53,7 @@ pub struct ClientBuilder {
     max_pages: usize,
     stdio: StdioOptions,
     legacy_get_stream: bool,
+    tasks: bool,
     http_client: Option<reqwest::Client>,
 }
 
@@ -101,6 +102,7 @@ impl ClientBuilder {
             max_pages: 1000,
             stdio: StdioOptions::default(),
             legacy_get_stream: true,
+            tasks: true,
             http_client: None,
         }
     }
@@ -211,6 +213,15 @@ impl ClientBuilder {
     /// How multi round-trip requests are driven (rounds cap, backoff).
     pub fn mrtr_policy(mut self, policy: MrtrPolicy) -> Self {
         self.mrtr = policy;
+        self
+    }
+
+    /// Declares the Tasks extension (`io.modelcontextprotocol/tasks`) or not (default
+    /// on). With it, servers may answer a tool call with a task, which
+    /// [`Client::call_tool`](crate::Client::call_tool) follows to its end; without it,
+    /// tools that only run as tasks refuse the call (-32021).
+    pub fn tasks(mut self, enabled: bool) -> Self {
+        self.tasks = enabled;
         self
     }
 
@@ -334,6 +345,7 @@ impl ClientBuilder {
                 era_mode: self.era_mode,
                 max_pages: self.max_pages,
                 legacy_get_stream: self.legacy_get_stream,
+                tasks: self.tasks,
             },
             state: RwLock::new(Session {
                 era: Era::Modern,

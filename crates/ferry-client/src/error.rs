@@ -164,6 +164,13 @@ pub enum Error {
     /// The client was closed.
     #[error("the client is closed")]
     Closed,
+    /// The task running the request was cancelled (by `tasks/cancel`, from here or
+    /// elsewhere) before it finished.
+    #[error("task {task_id} was cancelled")]
+    TaskCancelled {
+        /// The task.
+        task_id: String,
+    },
 }
 
 impl Error {

@@ -79,6 +79,7 @@ mod mrtr;
 mod options;
 mod pages;
 pub mod sse;
+mod tasks;
 mod tool_headers;
 mod transport;
 
@@ -92,7 +93,8 @@ pub use handler::{
 };
 pub use listen::{ServerNotification, Subscription};
 pub use mrtr::Retry;
-pub use options::{CallOptions, MrtrPolicy, Progress, ProgressFn};
+pub use options::{CallOptions, MrtrPolicy, Progress, ProgressFn, TaskStatusFn};
+pub use tasks::TaskHandle;
 pub use transport::stdio::StdioOptions;
 
 /// Re-exported so users name the same protocol types as the client.

@@ -46,7 +46,13 @@ pub struct CallOptions {
     pub(crate) progress: Option<ProgressFn>,
     pub(crate) meta: Option<Meta>,
     pub(crate) bypass_cache: bool,
+    pub(crate) detach: bool,
+    pub(crate) task_timeout: Option<Duration>,
+    pub(crate) task_status: Option<TaskStatusFn>,
 }
+
+/// Called with a task's state each time a followed task is polled.
+pub type TaskStatusFn = Arc<dyn Fn(&ferry_protocol::tasks::Task) + Send + Sync>;
 
 impl CallOptions {
     /// The client's defaults.
@@ -81,6 +87,32 @@ impl CallOptions {
         self.bypass_cache = true;
         self
     }
+
+    /// Leaves a task running when the call following it is dropped or times out (by
+    /// default the client cancels it with `tasks/cancel`, so no work runs on unobserved).
+    pub fn detach(mut self) -> Self {
+        self.detach = true;
+        self
+    }
+
+    /// How long to follow a call that became a task before giving up with
+    /// [`Error::Timeout`](crate::Error::Timeout) (and cancelling the task unless
+    /// [detached](CallOptions::detach)). By default the call follows the task until it
+    /// ends.
+    pub fn task_timeout(mut self, timeout: Duration) -> Self {
+        self.task_timeout = Some(timeout);
+        self
+    }
+
+    /// Calls `f` with the task's state each time a call that became a task polls it
+    /// (status, `statusMessage`); for status lines.
+    pub fn on_task_status(
+        mut self,
+        f: impl Fn(&ferry_protocol::tasks::Task) + Send + Sync + 'static,
+    ) -> Self {
+        self.task_status = Some(Arc::new(f));
+        self
+    }
 }
 
 impl fmt::Debug for CallOptions {
@@ -90,6 +122,9 @@ impl fmt::Debug for CallOptions {
             .field("progress", &self.progress.is_some())
             .field("meta", &self.meta)
             .field("bypass_cache", &self.bypass_cache)
+            .field("detach", &self.detach)
+            .field("task_timeout", &self.task_timeout)
+            .field("task_status", &self.task_status.is_some())
             .finish()
     }
 }

@@ -306,7 +306,8 @@ async fn a_modern_error_on_the_probe_means_modern() {
     );
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({})
+        json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
+        "no input capabilities without a handler; the Tasks extension by default"
     );
     assert_eq!(seen[2].headers["mcp-protocol-version"], "2026-07-28");
     assert_eq!(seen[2].headers["mcp-method"], "tools/list");

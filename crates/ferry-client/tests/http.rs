@@ -23,6 +23,9 @@ async fn client_with(url: &str, handler: FnHandler) -> Client {
     Client::builder()
         .http(url)
         .era_cache(Arc::new(EraCache::new()))
+        // These exercise plain MRTR rounds; calls that become tasks are covered by
+        // ferry-everything's tasks_client tests.
+        .tasks(false)
         .input_handler(handler)
         .build()
         .await

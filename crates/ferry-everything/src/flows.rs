@@ -7,16 +7,21 @@ use std::sync::Arc;
 
 use ferry_protocol::content::ContentBlock;
 use ferry_server::{
-    Context, Elicitation, Error, Form, FormEnum, Result, ServerBuilder, UrlConsent, tool,
+    Context, Elicitation, Error, Form, FormEnum, Result, ServerBuilder, TaskMode, UrlConsent, tool,
 };
 use parking_lot::Mutex;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize, JsonSchema)]
+#[schemars(extend("anyOf" = [{"required": ["path"]}, {"required": ["filename"]}]))]
 struct DeleteArgs {
     /// The path to delete.
-    path: String,
+    #[serde(default)]
+    path: Option<String>,
+    /// The file to delete (the same as `path`).
+    #[serde(default)]
+    filename: Option<String>,
 }
 
 /// The confirmation `confirm_delete` asks for.
@@ -181,17 +186,22 @@ pub fn register(
     builder
         .tool(
             tool("confirm_delete")
-                .description("Deletes a path after the user confirms (asks once; the confirmation can be used only once)")
+                .description("Deletes a path after the user confirms (asks once; the confirmation can be used only once). A task when the client supports tasks: the question waits in the task")
                 .scopes(delete_scopes)
                 .single_use()
+                .task(TaskMode::Optional)
                 .handler(|ctx: Context, args: DeleteArgs| async move {
+                    let path = args
+                        .path
+                        .or(args.filename)
+                        .ok_or_else(|| Error::execution("give the path to delete"))?;
                     let answer = ctx
-                        .elicit::<Confirm>(format!("Delete {}?", args.path))
+                        .elicit::<Confirm>(format!("Delete {path}?"))
                         .key("confirm")
                         .await?;
                     Ok(match answer {
-                        Elicitation::Accept(Confirm { confirm: true }) => format!("Deleted {}", args.path),
-                        Elicitation::Accept(_) | Elicitation::Decline => format!("Kept {}", args.path),
+                        Elicitation::Accept(Confirm { confirm: true }) => format!("Deleted {path}"),
+                        Elicitation::Accept(_) | Elicitation::Decline => format!("Kept {path}"),
                         Elicitation::Cancel => "Cancelled".to_owned(),
                     })
                 }),

@@ -1,7 +1,7 @@
 //! `ferry-everything`: an MCP server that exercises every feature of Ferry.
 //!
 //! It serves the fixtures of the official MCP conformance suite, an `echo` tool for
-//! benchmarks, and three multi-round flows: `confirm_delete` (a single-use
+//! benchmarks, the tasks fixtures (`slow_compute`, `multi_input`, ...), and three multi-round flows: `confirm_delete` (a single-use
 //! confirmation), `generate_image` (two questions in one round, then a real PNG) and
 //! `connect_account` (URL mode, with a page this server serves and binds to the user).
 //!
@@ -13,11 +13,12 @@ pub mod app;
 pub mod fixtures;
 pub mod flows;
 pub mod llm;
+pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_server::{BuildError, Server, ServerBuilder};
+use ferry_server::{BuildError, Server, ServerBuilder, TaskStore};
 use ferry_state::{KeyRing, ReplayLedger};
 
 use crate::app::SealedLinks;
@@ -40,6 +41,8 @@ pub struct Options {
     /// Whether tools need scopes (`confirm_delete` needs [`app::DELETE_SCOPE`]): set it
     /// when the endpoint is behind authorization, where principals carry scopes.
     pub require_scopes: bool,
+    /// Where tasks are kept (in memory when `None`).
+    pub task_store: Option<Arc<dyn TaskStore>>,
 }
 
 impl Default for Options {
@@ -52,6 +55,7 @@ impl Default for Options {
             page_size: 100,
             sampling: ferry_server::SamplingPolicy::client_only(),
             require_scopes: false,
+            task_store: None,
         }
     }
 }
@@ -90,6 +94,9 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     if let Some(ledger) = options.ledger {
         builder = builder.replay_ledger(ledger);
     }
+    if let Some(store) = options.task_store {
+        builder = builder.task_store(store);
+    }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(
@@ -99,6 +106,7 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
         options.require_scopes,
     );
     builder = llm::register(builder);
+    builder = tasks::register(builder);
     Ok(Everything {
         server: builder.build()?,
         connections,

@@ -12,7 +12,9 @@ use ferry_everything::app::{
 };
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, McpService};
+use ferry_server::TaskStore;
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
+use ferry_tasks::RedbTaskStore;
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
 /// multi-round flows.
@@ -79,6 +81,10 @@ struct Args {
     /// A model tried when the first one fails.
     #[arg(long, value_name = "NAME")]
     llm_fallback_model: Option<String>,
+    /// Keep tasks in this redb file, across restarts (default: in memory). Tasks left
+    /// unfinished by a previous run are marked failed on start.
+    #[arg(long, value_name = "PATH")]
+    task_store: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -140,6 +146,13 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         Some(path) => Some(Arc::new(RedbLedger::open(path)?)),
         None => None,
     };
+    let task_store: Option<Arc<dyn TaskStore>> = match &args.task_store {
+        Some(path) => {
+            let store = RedbTaskStore::open(path).map_err(|e| format!("--task-store: {e}"))?;
+            Some(Arc::new(store))
+        }
+        None => None,
+    };
     let public_url = args
         .public_url
         .clone()
@@ -159,6 +172,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .policy()
         .map_err(|e| format!("--llm-base-url: {e}"))?,
         require_scopes: auth.is_on(),
+        task_store,
     })?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;

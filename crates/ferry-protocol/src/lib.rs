@@ -36,6 +36,7 @@
 //! | [`mrtr`] | multi round-trip requests ([`mrtr::InputRequiredResult`]) |
 //! | [`elicitation`], [`sampling`], [`roots`] | the input requests and their answers |
 //! | [`subscriptions`] | `subscriptions/listen` |
+//! | [`tasks`] | the Tasks extension (`io.modelcontextprotocol/tasks`) |
 //! | [`result`] | `resultType`, cache hints, [`result::EmptyResult`] |
 //! | [`logging`], [`pagination`] | utilities |
 //! | [`legacy`] | the 2025-11-25 shapes that differ |
@@ -83,6 +84,7 @@ pub mod result;
 pub mod roots;
 pub mod sampling;
 pub mod subscriptions;
+pub mod tasks;
 pub mod tools;
 
 #[cfg(feature = "schema-validation")]

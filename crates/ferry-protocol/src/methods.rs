@@ -34,9 +34,13 @@ use crate::prompts::{GetPromptRequestParams, GetPromptResult, ListPromptsResult}
 use crate::resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceRequestParams, ReadResourceResult,
 };
+use crate::result::EmptyResult;
 use crate::subscriptions::{
     SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenRequestParams,
     SubscriptionsListenResult,
+};
+use crate::tasks::{
+    GetTaskResult, TaskIdParams, TaskStatusNotificationParams, UpdateTaskRequestParams,
 };
 use crate::tools::{CallToolRequestParams, CallToolResult, ListToolsResult};
 
@@ -214,6 +218,12 @@ request_types! {
     ListTools => TOOLS_LIST, PaginatedRequestParams, ListToolsResult;
     /// `tools/call`; may ask for input first.
     CallTool => TOOLS_CALL, CallToolRequestParams, MrtrResult<CallToolResult>;
+    /// `tasks/get` (Tasks extension).
+    GetTask => TASKS_GET, TaskIdParams, GetTaskResult;
+    /// `tasks/update` (Tasks extension): an empty acknowledgement.
+    UpdateTask => TASKS_UPDATE, UpdateTaskRequestParams, EmptyResult;
+    /// `tasks/cancel` (Tasks extension): an empty acknowledgement.
+    CancelTask => TASKS_CANCEL, TaskIdParams, EmptyResult;
 }
 
 notification_types! {
@@ -233,6 +243,8 @@ notification_types! {
     PromptListChanged => notifications::PROMPTS_LIST_CHANGED, NotificationParams;
     /// `notifications/subscriptions/acknowledged`.
     SubscriptionsAcknowledged => notifications::SUBSCRIPTIONS_ACKNOWLEDGED, SubscriptionsAcknowledgedNotificationParams;
+    /// `notifications/tasks` (Tasks extension): a task's detailed status.
+    TaskStatusChanged => notifications::TASKS, TaskStatusNotificationParams;
 }
 
 /// Every request method a client may send a server, in either era: the ten of

@@ -22,6 +22,7 @@ use crate::{methods, notifications};
 
 const SCHEMA_2026: &str = include_str!("../tests/spec/2026-07-28/schema.json");
 const SCHEMA_2025: &str = include_str!("../tests/spec/2025-11-25/schema.json");
+const SCHEMA_TASKS: &str = include_str!("../tests/spec/ext-tasks/schema.json");
 
 /// How many errors a report lists at most.
 const MAX_ERRORS: usize = 8;
@@ -79,6 +80,19 @@ fn check(map: &ValidatorMap, def_name: &str, value: &Value) -> Result<(), String
 /// `validate("CallToolResult", &v)`. The error lists what failed, with JSON pointers.
 pub fn validate(def_name: &str, value: &Value) -> Result<(), String> {
     check(modern()?, def_name, value)
+}
+
+fn tasks() -> Result<&'static ValidatorMap, String> {
+    static MAP: OnceLock<Result<ValidatorMap, String>> = OnceLock::new();
+    MAP.get_or_init(|| compile(SCHEMA_TASKS))
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+/// Validates `value` against `$defs/<def_name>` of the Tasks extension's `schema.json`,
+/// e.g. `validate_tasks("GetTaskResult", &v)`.
+pub fn validate_tasks(def_name: &str, value: &Value) -> Result<(), String> {
+    check(tasks()?, def_name, value)
 }
 
 /// Validates `value` against `$defs/<def_name>` of the 2025-11-25 `schema.json`.
@@ -163,7 +177,8 @@ pub fn validate_message(value: &Value) -> Result<(), String> {
 /// [`validate_message`], or a result response whose `result` must be that method's result
 /// (e.g. `CallToolResult`, with `ttlMs` and `cacheScope` where the method is cacheable) or,
 /// when `resultType` is `input_required` on `tools/call`, `prompts/get` or
-/// `resources/read`, an `InputRequiredResult` with `inputRequests` or `requestState`.
+/// `resources/read`, an `InputRequiredResult` with `inputRequests` or `requestState`;
+/// the Tasks extension's results against its own schema.
 pub fn validate_response(method: &str, value: &Value) -> Result<(), String> {
     if value.get("error").is_some() {
         return validate(error_def(value), value);
@@ -175,6 +190,20 @@ pub fn validate_response(method: &str, value: &Value) -> Result<(), String> {
 
 /// Validates the `result` of a request for `method` (see [`validate_response`]).
 pub fn validate_result(method: &str, result: &Value) -> Result<(), String> {
+    // The Tasks extension (ext-tasks/schema.json): its methods, and a task handle in
+    // place of a tool's result.
+    let task_def = match method {
+        methods::TASKS_GET => Some("GetTaskResult"),
+        methods::TASKS_UPDATE => Some("UpdateTaskResult"),
+        methods::TASKS_CANCEL => Some("CancelTaskResult"),
+        methods::TOOLS_CALL if result.get("resultType").and_then(Value::as_str) == Some("task") => {
+            Some("CreateTaskResult")
+        }
+        _ => None,
+    };
+    if let Some(def) = task_def {
+        return validate_tasks(def, result);
+    }
     let Some((_, def)) = request_defs(method) else {
         return validate("Result", result);
     };

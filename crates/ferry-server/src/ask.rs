@@ -508,6 +508,11 @@ impl<T: AskOutput> Ask<T> {
         self.ctx.inner().session.is_some()
     }
 
+    /// Whether this ask is made inside a task: it waits for `tasks/update`.
+    pub(crate) fn in_task(&self) -> bool {
+        self.ctx.inner().task.run().is_some()
+    }
+
     /// Sends the ask as a JSON-RPC request on a 2025-11-25 session and waits for the
     /// answer, with the server's ask timeout and the request's cancellation.
     async fn resolve_live(self) -> Result<T, Interrupt> {
@@ -661,7 +666,9 @@ impl<T: AskOutput> IntoFuture for Ask<T> {
                 ask.resolve()
             });
         }
-        if self.is_live() {
+        if self.in_task() {
+            Box::pin(crate::tasks::resolve_ask(self))
+        } else if self.is_live() {
             Box::pin(self.resolve_live())
         } else {
             let out = self.resolve();
@@ -711,6 +718,13 @@ macro_rules! ask_set {
                         now($($v),+)
                     });
                 }
+                if false $(|| $v.in_task())+ {
+                    // A task waits for every answer at once (all asked in one go).
+                    return Box::pin(async move {
+                        let ($($v,)+) = futures::join!($($v.into_future()),+);
+                        Ok(($($v?,)+))
+                    });
+                }
                 if false $(|| $v.is_live())+ {
                     // A 2025-11-25 session has no rounds: ask one after the other.
                     return Box::pin(async move { Ok(($($v.await?,)+)) });
@@ -741,6 +755,14 @@ impl<T: AskOutput> AskSet for Vec<Ask<T>> {
                     }
                 }
                 resolve_vec(asks)
+            });
+        }
+        if self.iter().any(Ask::in_task) {
+            return Box::pin(async move {
+                futures::future::join_all(self.into_iter().map(IntoFuture::into_future))
+                    .await
+                    .into_iter()
+                    .collect()
             });
         }
         if self.iter().any(Ask::is_live) {

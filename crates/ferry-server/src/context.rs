@@ -54,6 +54,8 @@ pub(crate) struct ContextInner {
     pub(crate) session: Option<std::sync::Arc<crate::session::Session>>,
     pub(crate) last_progress: Mutex<Option<f64>>,
     pub(crate) asks: Mutex<AskBook>,
+    /// The task this call became, if it became one.
+    pub(crate) task: crate::tasks::TaskSlot,
 }
 
 impl Context {
@@ -110,25 +112,74 @@ impl Context {
     }
 
     /// Whether the client cancelled the request (stdio `notifications/cancelled`, HTTP
-    /// disconnect). Ferry also drops the handler's future on cancellation; this is for
-    /// work the handler spawned elsewhere.
+    /// disconnect) or, once the call is a task, the task (`tasks/cancel`, its TTL).
+    /// Ferry also drops the handler's future on cancellation; this is for work the
+    /// handler spawned elsewhere.
     pub fn is_cancelled(&self) -> bool {
-        self.inner.cancel.is_cancelled()
+        self.cancel_token().is_cancelled()
     }
 
-    /// Completes when the request is cancelled.
+    /// Completes when the request (or, once the call is a task, the task) is cancelled.
     pub async fn cancelled(&self) {
-        self.inner.cancel.cancelled().await
+        self.cancel_token().cancelled().await
     }
 
-    /// A token cancelled with the request, to hand to spawned work.
+    /// A token cancelled with the request (or, once the call is a task, with the task),
+    /// to hand to spawned work.
     pub fn cancellation_token(&self) -> CancellationToken {
-        self.inner.cancel.clone()
+        self.cancel_token().clone()
+    }
+
+    fn cancel_token(&self) -> &CancellationToken {
+        match self.inner.task.run() {
+            Some(run) => run.cancellation(),
+            None => &self.inner.cancel,
+        }
+    }
+
+    /// Turns this `tools/call` into a task (Tasks extension): the client gets a
+    /// `CreateTaskResult` at once and the handler goes on in the background from here.
+    /// Gather the input the call needs first (its asks are MRTR rounds until here; in
+    /// the task they wait for `tasks/update`), then `ctx.into_task(TaskOptions::new()).await?`.
+    ///
+    /// When the request cannot become a task (its client did not declare the extension,
+    /// it is not a 2026-07-28 `tools/call`, or the server has no tasks), the handler
+    /// simply goes on in the call. Call it from the handler's own future, not from work
+    /// it spawned. It fails only when the task cannot be stored.
+    ///
+    /// ```
+    /// use ferry_server::{tool, Context, Elicitation, Form, TaskMode, TaskOptions};
+    /// # use serde::Deserialize;
+    /// #[derive(Deserialize, Form)]
+    /// struct Go { go: bool }
+    ///
+    /// let deploy = tool("deploy").task_when_ready(TaskMode::Optional).handler(|ctx: Context| async move {
+    ///     if !matches!(ctx.elicit::<Go>("Deploy now?").await?, Elicitation::Accept(Go { go: true })) {
+    ///         return Ok("not deployed".to_owned());
+    ///     }
+    ///     ctx.into_task(TaskOptions::new().status_message("deploying")).await?;
+    ///     // ... the long part, in the background ...
+    ///     Ok("deployed".to_owned())
+    /// });
+    /// # let _ = deploy;
+    /// ```
+    pub async fn into_task(&self, options: crate::tasks::TaskOptions) -> Result<(), Interrupt> {
+        crate::tasks::into_task(self, options).await
+    }
+
+    /// The id of the task this call runs as, once it is one.
+    pub fn task_id(&self) -> Option<&str> {
+        self.inner.task.run().map(|r| r.id.as_str())
     }
 
     /// Reports progress, if the client asked for it with a `progressToken`. `progress`
     /// must grow with every call; a value that does not is dropped (progress.mdx).
+    /// Inside a task it becomes the task's `statusMessage` instead.
     pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        if let Some(run) = self.inner.task.run() {
+            crate::tasks::progress(run, progress, total, message).await;
+            return;
+        }
         let Some(token) = &self.inner.checked.meta.progress_token else {
             return;
         };

@@ -35,6 +35,8 @@ use crate::reply::Reply;
 use crate::run::{Base, CallKind, PendingCall, Streaming};
 use crate::server::Server;
 use crate::session::Session;
+use crate::tasks::TaskOp;
+use ferry_protocol::tasks::EXTENSION as TASKS_EXTENSION;
 
 /// A resource's read handler, template variables and caching hints.
 pub(crate) type ReadTarget = (
@@ -360,6 +362,9 @@ impl Server {
                 } = *p;
                 let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
                 check_scopes(&entry.scopes, env.principal.as_ref())?;
+                if entry.task.is_some_and(|t| t.required()) {
+                    check_tasks_extension(legacy, &checked, &entry.def.name)?;
+                }
                 if !legacy && let Some(h) = env.headers() {
                     header_check::check_params(h, &entry.headers, &args).map_err(header_failure)?;
                 }
@@ -412,8 +417,40 @@ impl Server {
                 )
             }
             (Method::SubscriptionsListen, Params::Listen(p)) => {
-                let filter = listen::parse_filter(p.notifications, &checked.capabilities, caps)?;
+                let filter = listen::parse_filter(
+                    p.notifications,
+                    &checked.capabilities,
+                    caps,
+                    inner.tasks.is_some().then_some(env.principal.as_ref()),
+                )?;
                 pending(CallKind::Listen { filter }, Streaming::Always, checked)
+            }
+            (Method::TasksGet | Method::TasksUpdate | Method::TasksCancel, Params::Task(p))
+                if inner.tasks.is_some() =>
+            {
+                if !checked.capabilities.has_extension(TASKS_EXTENSION) {
+                    return Err(Failure::refused(
+                        Refusal::MissingCapability,
+                        ferry_protocol::tasks::missing_extension(format!(
+                            "{} needs the {TASKS_EXTENSION} extension in the request's client capabilities",
+                            m.as_str()
+                        )),
+                    ));
+                }
+                let request::TaskParams {
+                    task_id,
+                    input_responses,
+                    ..
+                } = *p;
+                let id = task_id
+                    .ok_or_else(|| Failure::invalid_params("Invalid params: taskId is required"))?
+                    .into_owned();
+                let op = match m {
+                    Method::TasksGet => TaskOp::Get,
+                    Method::TasksUpdate => TaskOp::Update(input_responses),
+                    _ => TaskOp::Cancel,
+                };
+                pending(CallKind::Task { op, id }, Streaming::Never, checked)
             }
             (Method::Ping, _) => empty(),
             (Method::LoggingSetLevel, Params::SetLevel(p)) => {
@@ -687,6 +724,20 @@ fn not_found(method: &MethodName<'_>) -> Box<Failure> {
 
 fn header_failure(e: ErrorObject) -> Box<Failure> {
     Failure::refused(Refusal::HeaderMismatch, e)
+}
+
+/// Refuses a call to a tool that runs only as a task from a request that cannot have one
+/// (ext-tasks/tasks.md: -32021 naming the extension).
+fn check_tasks_extension(legacy: bool, checked: &Checked, tool: &str) -> Attempt<()> {
+    if !legacy && checked.capabilities.has_extension(TASKS_EXTENSION) {
+        return Ok(());
+    }
+    Err(Failure::refused(
+        Refusal::MissingCapability,
+        ferry_protocol::tasks::missing_extension(format!(
+            "Tool {tool} runs only as a task: declare the {TASKS_EXTENSION} extension in the request's client capabilities"
+        )),
+    ))
 }
 
 /// What a retry carries; 2025-11-25 requests have no rounds, so nothing.

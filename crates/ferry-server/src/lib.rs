@@ -59,6 +59,7 @@ mod sampling;
 mod schema;
 mod server;
 mod session;
+pub mod tasks;
 mod tool;
 pub mod uri_template;
 
@@ -92,6 +93,10 @@ pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 #[doc(hidden)]
 pub use session::{LEGACY_VERSIONS, Session};
+pub use tasks::{
+    MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskMode, TaskOptions,
+    TaskRecord, TaskSignal, TaskSignals, TaskStore, TaskStoreError,
+};
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 
 /// What a transport needs: feed [`Server::handle`] the bytes of a message with its

@@ -3,6 +3,7 @@
 //! ends the stream (subscriptions.mdx).
 
 use bytes::Bytes;
+use ferry_protocol::ClientCapabilities;
 use ferry_protocol::capabilities::ServerCapabilities;
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::jsonrpc::encode_notification;
@@ -11,8 +12,7 @@ use ferry_protocol::notifications::{self, NotificationParams, ResourceUpdatedNot
 use ferry_protocol::subscriptions::{
     SubscriptionFilter, SubscriptionsAcknowledgedNotificationParams, SubscriptionsListenResult,
 };
-use ferry_protocol::{ClientCapabilities, ErrorObject};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::Poll;
@@ -24,9 +24,12 @@ use tokio_util::sync::{ReusableBoxFuture, WaitForCancellationFutureOwned};
 
 use crate::hub::{Event, uri_covers};
 use crate::outbound::Outbound;
+use crate::principal::Principal;
 use crate::refusal::{Attempt, Failure, Refusal};
 use crate::reply::Reply;
 use crate::server::Server;
+use crate::tasks::listen::{TaskEvents, TaskFilter};
+use ferry_protocol::tasks::{EXTENSION as TASKS_EXTENSION, missing_extension};
 
 /// The notifications a listen stream honours.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,17 +38,19 @@ pub(crate) struct Filter {
     prompts: bool,
     resources: bool,
     uris: Vec<String>,
+    /// The tasks to follow (Tasks extension), when asked for on a server with tasks.
+    tasks: Option<Box<TaskFilter>>,
 }
 
 impl Filter {
-    /// The filter as honoured, for the acknowledgement.
-    fn honoured(&self) -> SubscriptionFilter {
+    /// The filter as honoured, for the acknowledgement (with the task ids followed).
+    fn honoured(&self, task_ids: Option<Vec<String>>) -> SubscriptionFilter {
         SubscriptionFilter {
             tools_list_changed: self.tools.then_some(true),
             prompts_list_changed: self.prompts.then_some(true),
             resources_list_changed: self.resources.then_some(true),
             resource_subscriptions: (!self.uris.is_empty()).then(|| self.uris.clone()),
-            task_ids: None,
+            task_ids,
         }
     }
 
@@ -59,11 +64,13 @@ impl Filter {
     }
 }
 
-/// Reads the requested filter and keeps only what this server honours.
+/// Reads the requested filter and keeps only what this server honours. `tasks` is the
+/// caller, when the server offers tasks (whose ids it may follow).
 pub(crate) fn parse_filter(
     notifications: Option<Value>,
     client: &ClientCapabilities,
     server: &ServerCapabilities,
+    tasks: Option<Option<&Principal>>,
 ) -> Attempt<Filter> {
     let bad = |m: &str| Failure::invalid_params(format!("Invalid params: {m}"));
     let n = match notifications {
@@ -91,15 +98,28 @@ pub(crate) fn parse_filter(
             ));
         }
     };
-    if n.get("taskIds").is_some() && !client.has_extension("io.modelcontextprotocol/tasks") {
-        return Err(Failure::refused(
-            Refusal::MissingCapability,
-            ErrorObject::missing_capability(
-                "Task notifications need the io.modelcontextprotocol/tasks extension",
-                json!({"extensions": {"io.modelcontextprotocol/tasks": {}}}),
-            ),
-        ));
-    }
+    let task_ids = match n.get("taskIds") {
+        None | Some(Value::Null) => None,
+        Some(_) if !client.has_extension(TASKS_EXTENSION) => {
+            return Err(Failure::refused(
+                Refusal::MissingCapability,
+                missing_extension(
+                    "Task notifications need the io.modelcontextprotocol/tasks extension",
+                ),
+            ));
+        }
+        Some(v) => Some(
+            crate::tasks::listen::parse_ids(v)
+                .ok_or_else(|| bad("notifications.taskIds must be an array of task ids"))?,
+        ),
+    };
+    let tasks = match (task_ids, tasks) {
+        (Some(ids), Some(owner)) => Some(Box::new(TaskFilter {
+            ids,
+            owner: owner.map(|p| p.id().to_owned()),
+        })),
+        _ => None,
+    };
     let res = server.resources.as_ref();
     Ok(Filter {
         tools: flag("toolsListChanged")?
@@ -119,6 +139,7 @@ pub(crate) fn parse_filter(
         } else {
             Vec::new()
         },
+        tasks,
     })
 }
 
@@ -143,6 +164,8 @@ pub struct ListenStream {
     phase: Phase,
     events: ReusableBoxFuture<'static, (Result<Event, RecvError>, Receiver<Event>)>,
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
+    /// The tasks it follows, if any.
+    tasks: Option<Box<TaskEvents>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -161,6 +184,14 @@ impl ListenStream {
     pub(crate) fn new(server: Server, id: RequestId, filter: Filter) -> Self {
         let rx = server.inner.hub.subscribe();
         let shutdown = Box::pin(server.inner.shutdown.clone().cancelled_owned());
+        let tasks = match (&filter.tasks, &server.inner.tasks) {
+            (Some(f), Some(tasks)) => Some(Box::new(TaskEvents::new(
+                tasks.clone(),
+                (**f).clone(),
+                id.clone(),
+            ))),
+            _ => None,
+        };
         ListenStream {
             server,
             id,
@@ -168,6 +199,7 @@ impl ListenStream {
             phase: Phase::Ack,
             events: ReusableBoxFuture::new(next_event(rx)),
             shutdown,
+            tasks,
         }
     }
 
@@ -203,10 +235,18 @@ impl Stream for ListenStream {
         match this.phase {
             Phase::Done => return Poll::Ready(None),
             Phase::Ack => {
+                // The tasks followed are known once the caller's are told apart.
+                let task_ids = match this.tasks.as_mut() {
+                    Some(t) => match t.poll_ready(cx) {
+                        Poll::Pending => return Poll::Pending,
+                        Poll::Ready(ids) => Some(ids),
+                    },
+                    None => None,
+                };
                 this.phase = Phase::Live;
                 let ack = SubscriptionsAcknowledgedNotificationParams::new(
                     &this.id,
-                    this.filter.honoured(),
+                    this.filter.honoured(task_ids),
                 );
                 return Poll::Ready(Some(Bytes::from(encode_notification(
                     notifications::SUBSCRIPTIONS_ACKNOWLEDGED,
@@ -218,6 +258,11 @@ impl Stream for ListenStream {
         if this.shutdown.as_mut().poll(cx).is_ready() {
             this.phase = Phase::Done;
             return Poll::Ready(Some(completion(&this.server, &this.id).body));
+        }
+        if let Some(t) = this.tasks.as_mut()
+            && let Poll::Ready(Some(n)) = t.poll_next(cx)
+        {
+            return Poll::Ready(Some(n));
         }
         loop {
             let (event, rx) = match this.events.poll(cx) {

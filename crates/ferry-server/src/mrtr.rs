@@ -167,7 +167,7 @@ pub(crate) async fn open(
 
 /// Checks an answer has the shape its kind requires (mrtr.mdx §errors: malformed
 /// `inputResponses` are protocol errors).
-fn check_shape(kind: AskKind, key: &str, value: &Value) -> Result<(), ErrorObject> {
+pub(crate) fn check_shape(kind: AskKind, key: &str, value: &Value) -> Result<(), ErrorObject> {
     let ok = match kind {
         AskKind::Form | AskKind::Url => {
             matches!(

@@ -76,6 +76,7 @@ pub struct PendingCall {
     pub(crate) kind: CallKind,
 }
 
+#[derive(Clone)]
 pub(crate) struct Base {
     pub(crate) server: Server,
     pub(crate) id: RequestId,
@@ -108,6 +109,10 @@ pub(crate) enum CallKind {
     },
     Listen {
         filter: Filter,
+    },
+    Task {
+        op: crate::tasks::TaskOp,
+        id: String,
     },
 }
 
@@ -177,6 +182,10 @@ impl PendingCall {
                     CallKind::Complete { completer, req } => {
                         run_complete(&base, completer, req, outbound, cancel).await
                     }
+                    CallKind::Task { op, id } => match base.inner().tasks.clone() {
+                        Some(tasks) => crate::tasks::serve(&base, &tasks, op, &id).await,
+                        None => base.error(&ErrorObject::method_not_found("tasks")),
+                    },
                     CallKind::Tool { .. } | CallKind::Listen { .. } => {
                         Reply::error(Some(&base.id), &ErrorObject::internal("Internal error"))
                     }
@@ -259,14 +268,24 @@ impl Drop for TrackGuard {
 }
 
 /// What running a handler came to.
-enum Step<T> {
+enum Step<T, Fut> {
     Done(T),
     Execution(String),
     Stop(Reply),
+    /// The handler turned its call into a task (`ctx.into_task`): its future goes on in
+    /// the background.
+    Detach(Box<Detached<Fut>>),
+}
+
+/// A handler's future that waits to go on as a task, with its context and the task.
+struct Detached<Fut> {
+    fut: Fut,
+    ctx: Context,
+    created: crate::tasks::Created,
 }
 
 impl Base {
-    fn context(
+    pub(crate) fn context(
         &self,
         method: &'static str,
         target: Option<&str>,
@@ -290,6 +309,7 @@ impl Base {
             session: self.session.clone(),
             last_progress: Mutex::new(None),
             asks: Mutex::new(book),
+            task: crate::tasks::TaskSlot::default(),
         })
     }
 
@@ -302,7 +322,7 @@ impl Base {
     }
 
     /// `_meta` spliced into results: serverInfo, on modern requests only.
-    fn meta_bytes(&self) -> Option<&[u8]> {
+    pub(crate) fn meta_bytes(&self) -> Option<&[u8]> {
         if self.legacy() {
             None
         } else {
@@ -314,11 +334,27 @@ impl Base {
         Reply::error(Some(&self.id), e)
     }
 
+    /// Whether this request may run as a task: a 2026-07-28 request whose client
+    /// declared the extension, on a server that offers it.
+    pub(crate) fn tasks_allowed(&self) -> bool {
+        !self.legacy()
+            && self.inner().tasks.is_some()
+            && self
+                .checked
+                .capabilities
+                .has_extension(ferry_protocol::tasks::EXTENSION)
+    }
+
     fn result_type(&self) -> Option<ResultType> {
         (!self.legacy()).then_some(ResultType::Complete)
     }
 
-    fn bound<'a>(&'a self, method: &'static str, target: &'a str, args: &'a Value) -> Bound<'a> {
+    pub(crate) fn bound<'a>(
+        &'a self,
+        method: &'static str,
+        target: &'a str,
+        args: &'a Value,
+    ) -> Bound<'a> {
         Bound::new(
             self.principal.as_ref().map(Principal::id),
             method,
@@ -357,10 +393,10 @@ impl Base {
         outbound: Outbound,
         cancel: CancellationToken,
         f: F,
-    ) -> Step<T>
+    ) -> Step<T, Fut>
     where
         F: Fn(Context) -> Fut,
-        Fut: Future<Output = Result<T>>,
+        Fut: Future<Output = Result<T>> + Unpin,
     {
         let mut book = if self.legacy() || !mrtr.is_retry() {
             AskBook::default()
@@ -379,7 +415,25 @@ impl Base {
                 cancel.clone(),
                 book,
             );
-            let outcome = f(ctx.clone()).await;
+            let mut fut = f(ctx.clone());
+            let outcome = loop {
+                match crate::tasks::Watch::new(fut, &ctx).await {
+                    crate::tasks::Watched::Done(outcome) => break outcome,
+                    crate::tasks::Watched::Detach(rest) => {
+                        match crate::tasks::begin(self, &ctx).await {
+                            Some(created) => {
+                                return Step::Detach(Box::new(Detached {
+                                    fut: rest,
+                                    ctx,
+                                    created,
+                                }));
+                            }
+                            // Not stored: the handler's `into_task` returns the error.
+                            None => fut = rest,
+                        }
+                    }
+                }
+            };
             if let Some(stop) = self.swallowed_ask(&ctx, &outcome) {
                 return Step::Stop(stop);
             }
@@ -446,6 +500,9 @@ async fn run_tool(
             "Invalid arguments: {problems}"
         )));
     }
+    if entry.task.is_some_and(|t| !t.when_ready) && base.tasks_allowed() {
+        return crate::tasks::start(base, entry, args, mrtr).await;
+    }
     let bound = base.bound(methods::TOOLS_CALL, &entry.def.name, &args);
     let step = base
         .execute(
@@ -470,6 +527,12 @@ async fn run_tool(
         }
         Step::Execution(message) => finish(CallToolResult::error(message)),
         Step::Stop(reply) => reply,
+        Step::Detach(d) => {
+            let Detached { fut, ctx, created } = *d;
+            let reply = created.reply(&base);
+            crate::tasks::spawn_detached(base.clone(), entry, args, ctx, fut, created);
+            reply
+        }
     }
 }
 
@@ -504,7 +567,15 @@ async fn run_prompt(
             base.error(&ErrorObject::internal(format!("Internal error: {message}")))
         }
         Step::Stop(reply) => reply,
+        Step::Detach(_) => not_a_task(base),
     }
+}
+
+/// Only `tools/call` becomes a task; anything else reaching here is a bug.
+fn not_a_task(base: &Base) -> Reply {
+    base.error(&ErrorObject::internal(
+        "Internal error: only tools/call can become a task",
+    ))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -558,6 +629,7 @@ async fn run_read(
             base.error(&ErrorObject::internal(format!("Internal error: {message}")))
         }
         Step::Stop(reply) => reply,
+        Step::Detach(_) => not_a_task(base),
     }
 }
 

@@ -22,7 +22,9 @@ use crate::hub::{Event, Hub};
 use crate::prompt::{PromptBuilder, PromptEntry};
 use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
 use crate::session::Sessions;
+use crate::tasks::{MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskStore, Tasks};
 use crate::tool::{DefinitionError, ToolBuilder, ToolEntry};
+use ferry_protocol::tasks::EXTENSION as TASKS_EXTENSION;
 
 /// An MCP server: definitions plus configuration, shared by every transport serving it.
 ///
@@ -63,6 +65,8 @@ pub(crate) struct ServerInner {
     pub(crate) states: StateMap,
     #[cfg(feature = "llm")]
     pub(crate) sampling: crate::llm::SamplingPolicy,
+    /// The Tasks extension, when the server offers it.
+    pub(crate) tasks: Option<Arc<Tasks>>,
 }
 
 /// Configures and builds a [`Server`].
@@ -97,6 +101,9 @@ pub struct ServerBuilder {
     states: StateMap,
     #[cfg(feature = "llm")]
     sampling: crate::llm::SamplingPolicy,
+    tasks: Option<TaskConfig>,
+    task_store: Option<Arc<dyn TaskStore>>,
+    task_bus: Option<Arc<dyn TaskBus>>,
 }
 
 impl Server {
@@ -132,6 +139,9 @@ impl Server {
             states: StateMap::default(),
             #[cfg(feature = "llm")]
             sampling: crate::llm::SamplingPolicy::default(),
+            tasks: None,
+            task_store: None,
+            task_bus: None,
         }
     }
 
@@ -191,6 +201,13 @@ impl Server {
     /// server was built without tools (see [`ServerBuilder::enable_tools`]).
     pub fn add_tool(&self, tool: ToolBuilder) -> Result<(), DefinitionError> {
         let caps = &self.inner.capabilities;
+        if tool.has_task_support() && self.inner.tasks.is_none() {
+            return Err(DefinitionError::new(
+                "tool",
+                tool.name(),
+                "it runs as a task, but the server was built without tasks: build it with ServerBuilder::tasks()",
+            ));
+        }
         self.check_added(
             "tool",
             tool.name(),
@@ -543,6 +560,31 @@ impl ServerBuilder {
         self
     }
 
+    /// Offers the Tasks extension (`io.modelcontextprotocol/tasks`) with this
+    /// configuration. A server offers it anyway, with the defaults, when a tool is
+    /// registered with [`ToolBuilder::task`] or [`ToolBuilder::task_when_ready`], or a
+    /// store or bus is given.
+    pub fn tasks(mut self, config: TaskConfig) -> Self {
+        self.tasks = Some(config);
+        self
+    }
+
+    /// Where tasks are kept (default: [`MemoryTaskStore`](crate::MemoryTaskStore), in
+    /// this process). Give a durable store for tasks that survive restarts, a shared one
+    /// across instances.
+    pub fn task_store(mut self, store: Arc<dyn TaskStore>) -> Self {
+        self.task_store = Some(store);
+        self
+    }
+
+    /// How task changes, answers and cancellations travel (default:
+    /// [`MemoryTaskBus`](crate::MemoryTaskBus), in this process). Give a shared bus when
+    /// several instances share one store.
+    pub fn task_bus(mut self, bus: Arc<dyn TaskBus>) -> Self {
+        self.task_bus = Some(bus);
+        self
+    }
+
     /// Leaves `serverInfo` out of result `_meta` (it is included by default).
     pub fn without_server_info_in_results(mut self) -> Self {
         self.server_info_in_results = false;
@@ -609,6 +651,14 @@ impl ServerBuilder {
             |e| e.def.uri_template.clone(),
             "resource template",
         )?;
+        let offers_tasks = self.tasks.is_some()
+            || self.task_store.is_some()
+            || self.task_bus.is_some()
+            || tools.iter().any(|t| t.task.is_some());
+        let mut extensions = self.extensions.clone();
+        if offers_tasks {
+            extensions.insert(TASKS_EXTENSION.to_owned(), json!({}));
+        }
         let has_completions = self.enable_completions
             || prompts.iter().any(|p| !p.completers.is_empty())
             || templates.iter().any(|t| !t.completers.is_empty());
@@ -626,14 +676,16 @@ impl ServerBuilder {
             }),
             completions: has_completions.then(JsonObject::new),
             logging: self.enable_logging.then(JsonObject::new),
-            extensions: (!self.extensions.is_empty()).then(|| self.extensions.clone()),
+            extensions: (!extensions.is_empty()).then_some(extensions),
             ..Default::default()
         };
 
         // 2025-11-25 sessions also get logging (logging/setLevel) and subscriptions.
+        // The Tasks extension is a 2026-07-28 one: sessions do not see it.
         let legacy_capabilities = ServerCapabilities {
             logging: Some(JsonObject::new()),
             resources: capabilities.resources.clone(),
+            extensions: (!self.extensions.is_empty()).then(|| self.extensions.clone()),
             ..capabilities.clone()
         };
         let server_meta = self.server_info_in_results.then(|| {
@@ -722,6 +774,15 @@ impl ServerBuilder {
                 states: self.states,
                 #[cfg(feature = "llm")]
                 sampling: self.sampling,
+                tasks: offers_tasks.then(|| {
+                    Arc::new(Tasks::new(
+                        self.tasks.unwrap_or_default(),
+                        self.task_store
+                            .unwrap_or_else(|| Arc::new(MemoryTaskStore::new())),
+                        self.task_bus
+                            .unwrap_or_else(|| Arc::new(MemoryTaskBus::new())),
+                    ))
+                }),
             }),
         })
     }

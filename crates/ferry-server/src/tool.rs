@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::handler::{ErasedHandler, Handler, StateType, erase};
 use crate::mrtr::StatePolicy;
 use crate::schema::{CompiledSchema, empty_object_schema, schema_for};
+use crate::tasks::{TaskMode, TaskSupport};
 
 /// Why a definition (tool, prompt, resource) was refused at registration.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,6 +116,7 @@ pub struct ToolBuilder {
     states: Vec<StateType>,
     policy: StatePolicy,
     scopes: Vec<String>,
+    task: Option<TaskSupport>,
 }
 
 /// Starts a tool definition named `name`.
@@ -142,6 +144,7 @@ pub fn tool(name: impl Into<String>) -> ToolBuilder {
         states: Vec::new(),
         policy: StatePolicy::default(),
         scopes: Vec::new(),
+        task: None,
     }
 }
 
@@ -155,6 +158,7 @@ impl ToolBuilder {
             states: Vec::new(),
             policy: StatePolicy::default(),
             scopes: Vec::new(),
+            task: None,
         }
     }
 
@@ -220,6 +224,47 @@ impl ToolBuilder {
     pub fn stateless_answers(mut self) -> Self {
         self.policy.stateless_answers = true;
         self
+    }
+
+    /// Runs each call as a task (Tasks extension) from its start, when the request
+    /// declares the extension: the client gets a `CreateTaskResult` at once and follows
+    /// the work with `tasks/get`. With [`TaskMode::Optional`] a request without the
+    /// extension runs as a plain call; with [`TaskMode::Required`] it is refused with
+    /// -32021. Inside the task, asks wait for `tasks/update` and `ctx.progress` sets the
+    /// task's `statusMessage`.
+    ///
+    /// ```
+    /// use ferry_server::{tool, Context, TaskMode};
+    ///
+    /// let export = tool("export").task(TaskMode::Optional).handler(|ctx: Context| async move {
+    ///     ctx.progress(1.0, Some(2.0), Some("half way")).await;
+    ///     Ok("exported")
+    /// });
+    /// # let _ = export;
+    /// ```
+    pub fn task(mut self, mode: TaskMode) -> Self {
+        self.task = Some(TaskSupport {
+            mode,
+            when_ready: false,
+        });
+        self
+    }
+
+    /// Declares that calls may (or must) become tasks, when the handler says so with
+    /// [`Context::into_task`] once it has gathered its input through MRTR rounds
+    /// (ext-tasks/tasks.md: MRTR exchanges are resolved before the task is created).
+    /// [`TaskMode::Required`] refuses requests without the extension with -32021.
+    pub fn task_when_ready(mut self, mode: TaskMode) -> Self {
+        self.task = Some(TaskSupport {
+            mode,
+            when_ready: true,
+        });
+        self
+    }
+
+    /// Whether the tool declares task support.
+    pub(crate) fn has_task_support(&self) -> bool {
+        self.task.is_some()
     }
 
     /// The handler: an async function of what it uses (see [`crate::Handler`]). Its
@@ -322,6 +367,7 @@ impl ToolBuilder {
             handler,
             policy: self.policy,
             scopes: self.scopes.into(),
+            task: self.task,
         })
     }
 }
@@ -336,6 +382,7 @@ pub(crate) struct ToolEntry {
     pub(crate) handler: Arc<ToolHandler>,
     pub(crate) policy: StatePolicy,
     pub(crate) scopes: Arc<[String]>,
+    pub(crate) task: Option<TaskSupport>,
 }
 
 impl Listed for ToolEntry {

@@ -50,7 +50,7 @@ impl Client {
 
     /// A POST of `message` with the headers a conforming client sends: `Content-Type`,
     /// `Accept`, `MCP-Protocol-Version` (from `_meta`), `Mcp-Method` and, for `tools/call`,
-    /// `prompts/get` and `resources/read`, `Mcp-Name` (Base64-sentinel encoded when
+    /// `prompts/get`, `resources/read` and `tasks/*` (the task id), `Mcp-Name` (Base64-sentinel encoded when
     /// needed).
     pub fn post(&self, message: &Value) -> Call {
         let mut call = self.call(Method::POST);
@@ -90,7 +90,7 @@ impl Client {
 
 /// The headers a conforming client sends with `message`: `Content-Type`, `Accept`,
 /// `MCP-Protocol-Version` (from `_meta`), `Mcp-Method` and, for `tools/call`,
-/// `prompts/get` and `resources/read`, `Mcp-Name` (Base64-sentinel encoded when needed).
+/// `prompts/get`, `resources/read` and `tasks/*` (the task id), `Mcp-Name` (Base64-sentinel encoded when needed).
 pub fn mcp_headers(message: &Value) -> HeaderMap {
     let mut h = HeaderMap::new();
     let value = |s: &str| HeaderValue::from_str(s).expect("header value");
@@ -105,6 +105,7 @@ pub fn mcp_headers(message: &Value) -> HeaderMap {
         let name = match m {
             "tools/call" | "prompts/get" => params["name"].as_str(),
             "resources/read" => params["uri"].as_str(),
+            "tasks/get" | "tasks/update" | "tasks/cancel" => params["taskId"].as_str(),
             _ => None,
         };
         if let Some(n) = name {

@@ -30,6 +30,7 @@ use crate::listen::Subscription;
 use crate::mrtr::{MrtrCall, Retry};
 use crate::options::CallOptions;
 use crate::pages;
+use crate::tasks::TaskHandle;
 
 impl Inner {
     /// One page of a list, from the cache when fresh.
@@ -181,7 +182,32 @@ impl Client {
     ) -> Result<CallToolResult> {
         let call = tool_call(name, arguments)?;
         let v = self.inner.run_mrtr(&call, opts).await?;
+        if crate::tasks::is_task(&v) {
+            let id = v
+                .get("taskId")
+                .and_then(Value::as_str)
+                .ok_or_else(|| Error::protocol("a task result without a taskId"))?;
+            let handle = TaskHandle {
+                inner: self.inner.clone(),
+                id: id.to_owned(),
+                origin: call.origin.clone(),
+            };
+            return handle.wait(opts).await;
+        }
         parse(methods::TOOLS_CALL, v)
+    }
+
+    /// A task on this server by id ([`TaskHandle`]): to read, answer, cancel or follow
+    /// it, for instance one left running by a [detached](CallOptions::detach) call.
+    pub fn task(&self, id: impl Into<String>) -> TaskHandle {
+        TaskHandle {
+            inner: self.inner.clone(),
+            id: id.into(),
+            origin: AskOrigin {
+                method: methods::TOOLS_CALL.into(),
+                target: String::new(),
+            },
+        }
     }
 
     /// One round of a tool call, for programs that drive the rounds themselves: pass

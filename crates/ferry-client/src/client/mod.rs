@@ -18,6 +18,7 @@ use tokio::task::AbortHandle;
 
 pub(crate) use background::spawn as spawn_background;
 pub(crate) use request::Req;
+pub(crate) use request::parse;
 
 use crate::cache::ResultCache;
 use crate::era::{Era, EraCache, EraMode};
@@ -57,6 +58,7 @@ pub(crate) struct Config {
     pub era_mode: EraMode,
     pub max_pages: usize,
     pub legacy_get_stream: bool,
+    pub tasks: bool,
 }
 
 /// What the client knows about the server it talks to.
@@ -145,7 +147,14 @@ impl Inner {
     }
 
     pub(crate) fn client_capabilities(&self) -> ClientCapabilities {
-        self.handler_caps.to_client_capabilities()
+        let mut caps = self.handler_caps.to_client_capabilities();
+        if self.config.tasks {
+            caps.extensions.get_or_insert_with(Default::default).insert(
+                ferry_protocol::tasks::EXTENSION.to_owned(),
+                serde_json::Value::Object(Default::default()),
+            );
+        }
+        caps
     }
 
     pub(crate) fn era(&self) -> Era {

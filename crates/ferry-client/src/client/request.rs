@@ -369,7 +369,8 @@ pub(crate) fn is_complete(v: &Value) -> bool {
 }
 
 /// Checks a result's `resultType`: absent or `complete` are fine, `input_required` only
-/// for the requests that may ask for input, and anything else is invalid.
+/// for the requests that may ask for input, `task` only for `tools/call`, and anything
+/// else is invalid.
 pub(crate) fn check_result(method: &str, v: &Value) -> Result<()> {
     if !v.is_object() {
         return Err(Error::protocol(format!(
@@ -388,6 +389,8 @@ pub(crate) fn check_result(method: &str, v: &Value) -> Result<()> {
                 )))
             }
         }
+        // A task handle (ext-tasks/tasks.md), which `call_tool` follows.
+        Some(Value::String(t)) if t == "task" && method == methods::TOOLS_CALL => Ok(()),
         Some(other) => Err(Error::protocol(format!(
             "{method} answered with an unknown resultType {other}"
         ))),
@@ -420,7 +423,8 @@ mod tests {
         assert!(check_result("tools/list", &json!({"resultType":"complete"})).is_ok());
         assert!(check_result("tools/call", &json!({"resultType":"input_required"})).is_ok());
         assert!(check_result("tools/list", &json!({"resultType":"input_required"})).is_err());
-        assert!(check_result("tools/call", &json!({"resultType":"task"})).is_err());
+        assert!(check_result("tools/call", &json!({"resultType":"task"})).is_ok());
+        assert!(check_result("prompts/get", &json!({"resultType":"task"})).is_err());
         assert!(check_result("tools/call", &json!({"resultType":"banana"})).is_err());
         assert!(check_result("tools/call", &json!([])).is_err());
     }

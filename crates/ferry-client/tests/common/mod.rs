@@ -49,6 +49,9 @@ impl TestServer {
         Client::builder()
             .http(&self.url)
             .era_cache(Arc::new(EraCache::new()))
+            // These exercise plain MRTR rounds; calls that become tasks are covered by
+            // ferry-everything's tasks_client tests.
+            .tasks(false)
             .build()
             .await
             .expect("connect")
