@@ -12,16 +12,19 @@
 pub mod app;
 pub mod fixtures;
 pub mod flows;
+pub mod notes;
 pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_server::{BuildError, Server, ServerBuilder, TaskStore};
+use ferry_redis::Redis;
+use ferry_server::{BuildError, ChangeBus, Server, ServerBuilder, TaskBus, TaskStore};
 use ferry_state::{KeyRing, ReplayLedger};
 
 use crate::app::SealedLinks;
 use crate::flows::Connections;
+use crate::notes::Notes;
 
 /// How to build the server.
 pub struct Options {
@@ -37,6 +40,25 @@ pub struct Options {
     pub page_size: usize,
     /// Where tasks are kept (in memory when `None`).
     pub task_store: Option<Arc<dyn TaskStore>>,
+    /// How task signals travel between instances (in process when `None`).
+    pub task_bus: Option<Arc<dyn TaskBus>>,
+    /// How change events travel between instances (in process when `None`).
+    pub change_bus: Option<Arc<dyn ChangeBus>>,
+    /// Where `set_note` keeps notes (in memory by default).
+    pub notes: Arc<Notes>,
+}
+
+impl Options {
+    /// Puts the ledger, the change bus, the task store and bus, and the notes on `redis`,
+    /// so that instances sharing it (and the state keys) serve the same clients.
+    pub async fn on_redis(mut self, redis: &Redis) -> Self {
+        self.ledger = Some(Arc::new(redis.ledger()));
+        self.change_bus = Some(Arc::new(redis.change_bus().await));
+        self.task_store = Some(Arc::new(redis.task_store()));
+        self.task_bus = Some(Arc::new(redis.task_bus()));
+        self.notes = Arc::new(Notes::Redis(redis.clone()));
+        self
+    }
 }
 
 impl Default for Options {
@@ -48,6 +70,9 @@ impl Default for Options {
             public_url: "http://127.0.0.1:3000".into(),
             page_size: 100,
             task_store: None,
+            task_bus: None,
+            change_bus: None,
+            notes: Arc::new(Notes::default()),
         }
     }
 }
@@ -88,10 +113,17 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     if let Some(store) = options.task_store {
         builder = builder.task_store(store);
     }
+    if let Some(bus) = options.task_bus {
+        builder = builder.task_bus(bus);
+    }
+    if let Some(bus) = options.change_bus {
+        builder = builder.change_bus(bus);
+    }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(builder, connections.clone(), links.clone());
     builder = tasks::register(builder);
+    builder = notes::register(builder, options.notes);
     Ok(Everything {
         server: builder.build()?,
         connections,

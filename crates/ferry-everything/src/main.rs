@@ -9,6 +9,7 @@ use clap::Parser;
 use ferry_everything::app::{PageState, endpoint, pages};
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, StaticTokens};
+use ferry_redis::{Redis, RedisConfig};
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
@@ -49,6 +50,21 @@ struct Args {
     /// Items per list page.
     #[arg(long, default_value_t = 100)]
     page_size: usize,
+    /// Keep single-use redemptions, tasks, notes and change events in Redis at this URL
+    /// (redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS), shared by every
+    /// instance behind a load balancer; also FERRY_REDIS_URL. Give every instance the same
+    /// --state-keys.
+    #[arg(
+        long,
+        env = "FERRY_REDIS_URL",
+        value_name = "URL",
+        hide_env_values = true,
+        conflicts_with = "ledger"
+    )]
+    redis: Option<String>,
+    /// The prefix of every Redis key and channel (instances of one deployment share it).
+    #[arg(long, value_name = "PREFIX", default_value = ferry_redis::DEFAULT_PREFIX)]
+    redis_prefix: String,
 }
 
 #[tokio::main]
@@ -110,14 +126,27 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .clone()
         .or_else(|| args.http.map(|a| format!("http://{a}")))
         .unwrap_or_else(|| "http://127.0.0.1:3000".into());
-    let everything = build(Options {
+    let mut options = Options {
         state_keys,
         state_ttl: Duration::from_secs(args.state_ttl),
         ledger,
         public_url,
         page_size: args.page_size,
-        task_store: None,
-    })?;
+        ..Options::default()
+    };
+    if let Some(url) = &args.redis {
+        let config = RedisConfig::new(url.as_str()).key_prefix(args.redis_prefix.as_str());
+        let redis = Redis::connect(config)
+            .await
+            .map_err(|e| format!("--redis: {e}"))?;
+        if options.state_keys.is_none() {
+            tracing::warn!(
+                "--redis without --state-keys: each instance seals requestState with its own random key, so a retry landing on another instance is refused"
+            );
+        }
+        options = options.on_redis(&redis).await;
+    }
+    let everything = build(options)?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;
         return Ok(());

@@ -32,6 +32,7 @@
 #![forbid(unsafe_code)]
 
 mod ask;
+mod bus;
 mod catalog;
 mod completion;
 mod context;
@@ -62,6 +63,7 @@ mod tool;
 pub mod uri_template;
 
 pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interrupt, UrlConsent};
+pub use bus::{ChangeBus, ChangeEvent};
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
 pub use dispatch::{Handled, RequestEnv, Transport};

@@ -12,7 +12,11 @@ async fn memory_store_parity() {
 async fn memory_bus_parity() {
     let bus = MemoryTaskBus::new();
     testing::bus_parity(&bus).await;
-    assert_eq!(bus.channels(), 0, "dropped subscriptions free their channels");
+    assert_eq!(
+        bus.channels(),
+        0,
+        "dropped subscriptions free their channels"
+    );
 }
 
 #[tokio::test]
@@ -33,6 +37,9 @@ async fn memory_store_capacity() {
         Err(TaskStoreError::LimitReached { limit: 2 })
     ));
     let later = TaskRecord::new("t3", None, now + 10_000, 10_000);
-    store.create(&later, 10).await.expect("expired records make room");
+    store
+        .create(&later, 10)
+        .await
+        .expect("expired records make room");
     assert_eq!(store.len(), 1);
 }
