@@ -105,7 +105,8 @@ struct Inner {
 }
 
 impl Redis {
-    /// Connects, and checks that Redis answers `PING` within the time limit.
+    /// Connects, and checks that Redis answers `PING` within the time limit (and waits,
+    /// as long again at most, for the pub/sub connection).
     ///
     /// Once connected, the handle reconnects on its own after Redis goes away; operations
     /// fail (within the time limit) until it is back.
@@ -134,6 +135,11 @@ impl Redis {
             }),
         };
         redis.ping().await?;
+        // The pub/sub connection comes up beside it.
+        let deadline = tokio::time::Instant::now() + limit;
+        while !redis.inner.subscriber.is_connected() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
         tracing::info!(url = %redis.inner.config.redacted_url(), "connected to Redis");
         Ok(redis)
     }

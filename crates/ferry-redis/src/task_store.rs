@@ -20,7 +20,7 @@ redis.call('HSET', KEYS[1], 'rev', 1, 'rec', ARGV[1], 'owner', ARGV[6], 'created
 redis.call('PEXPIREAT', KEYS[1], ARGV[2])
 redis.call('ZADD', KEYS[2], ARGV[2], ARGV[5])
 local last = redis.call('ZRANGE', KEYS[2], -1, -1, 'WITHSCORES')
-redis.call('PEXPIREAT', KEYS[2], last[2])
+redis.call('PEXPIREAT', KEYS[2], string.format('%.0f', tonumber(last[2])))
 return 1
 ";
 
