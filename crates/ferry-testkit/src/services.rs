@@ -164,7 +164,7 @@ impl Nginx {
             .arg("-c")
             .arg(&path)
             .stdout(Stdio::null())
-            .stderr(Stdio::null())
+            .stderr(std::fs::File::create(dir.path().join("stderr.log")).expect("log file"))
             .spawn()
             .expect("start nginx");
         let nginx = Nginx {
@@ -187,7 +187,8 @@ impl Nginx {
 
     /// Its error log so far.
     pub fn error_log(&self) -> String {
-        std::fs::read_to_string(self.dir().join("error.log")).unwrap_or_default()
+        let read = |f: &str| std::fs::read_to_string(self.dir().join(f)).unwrap_or_default();
+        format!("{}{}", read("stderr.log"), read("error.log"))
     }
 
     fn dir(&self) -> &Path {
