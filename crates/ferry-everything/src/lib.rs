@@ -13,16 +13,19 @@ pub mod app;
 pub mod fixtures;
 pub mod flows;
 pub mod llm;
+pub mod notes;
 pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_server::{BuildError, Server, ServerBuilder, TaskStore};
+use ferry_redis::Redis;
+use ferry_server::{BuildError, ChangeBus, Server, ServerBuilder, TaskBus, TaskStore};
 use ferry_state::{KeyRing, ReplayLedger};
 
 use crate::app::SealedLinks;
 use crate::flows::Connections;
+use crate::notes::Notes;
 
 /// How to build the server.
 pub struct Options {
@@ -43,6 +46,25 @@ pub struct Options {
     pub require_scopes: bool,
     /// Where tasks are kept (in memory when `None`).
     pub task_store: Option<Arc<dyn TaskStore>>,
+    /// How task signals travel between instances (in process when `None`).
+    pub task_bus: Option<Arc<dyn TaskBus>>,
+    /// How change events travel between instances (in process when `None`).
+    pub change_bus: Option<Arc<dyn ChangeBus>>,
+    /// Where `set_note` keeps notes (in memory by default).
+    pub notes: Arc<Notes>,
+}
+
+impl Options {
+    /// Puts the ledger, the change bus, the task store and bus, and the notes on `redis`,
+    /// so that instances sharing it (and the state keys) serve the same clients.
+    pub async fn on_redis(mut self, redis: &Redis) -> Self {
+        self.ledger = Some(Arc::new(redis.ledger()));
+        self.change_bus = Some(Arc::new(redis.change_bus().await));
+        self.task_store = Some(Arc::new(redis.task_store()));
+        self.task_bus = Some(Arc::new(redis.task_bus()));
+        self.notes = Arc::new(Notes::Redis(redis.clone()));
+        self
+    }
 }
 
 impl Default for Options {
@@ -56,6 +78,9 @@ impl Default for Options {
             sampling: ferry_server::SamplingPolicy::client_only(),
             require_scopes: false,
             task_store: None,
+            task_bus: None,
+            change_bus: None,
+            notes: Arc::new(Notes::default()),
         }
     }
 }
@@ -97,6 +122,12 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     if let Some(store) = options.task_store {
         builder = builder.task_store(store);
     }
+    if let Some(bus) = options.task_bus {
+        builder = builder.task_bus(bus);
+    }
+    if let Some(bus) = options.change_bus {
+        builder = builder.change_bus(bus);
+    }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(
@@ -107,6 +138,7 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     );
     builder = llm::register(builder);
     builder = tasks::register(builder);
+    builder = notes::register(builder, options.notes);
     Ok(Everything {
         server: builder.build()?,
         connections,

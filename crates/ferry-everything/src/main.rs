@@ -12,6 +12,7 @@ use ferry_everything::app::{
 };
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, McpService};
+use ferry_redis::{Redis, RedisConfig};
 use ferry_server::TaskStore;
 use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
 use ferry_tasks::RedbTaskStore;
@@ -85,6 +86,21 @@ struct Args {
     /// unfinished by a previous run are marked failed on start.
     #[arg(long, value_name = "PATH")]
     task_store: Option<PathBuf>,
+    /// Keep single-use redemptions, tasks, notes and change events in Redis at this URL
+    /// (redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS), shared by every
+    /// instance behind a load balancer; also FERRY_REDIS_URL. Give every instance the same
+    /// --state-keys.
+    #[arg(
+        long,
+        env = "FERRY_REDIS_URL",
+        value_name = "URL",
+        hide_env_values = true,
+        conflicts_with = "ledger"
+    )]
+    redis: Option<String>,
+    /// The prefix of every Redis key and channel (instances of one deployment share it).
+    #[arg(long, value_name = "PREFIX", default_value = ferry_redis::DEFAULT_PREFIX)]
+    redis_prefix: String,
 }
 
 #[tokio::main]
@@ -158,7 +174,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .clone()
         .or_else(|| args.http.map(|a| format!("http://{a}")))
         .unwrap_or_else(|| "http://127.0.0.1:3000".into());
-    let everything = build(Options {
+    let mut options = Options {
         state_keys,
         state_ttl: Duration::from_secs(args.state_ttl),
         ledger,
@@ -173,7 +189,23 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         .map_err(|e| format!("--llm-base-url: {e}"))?,
         require_scopes: auth.is_on(),
         task_store,
-    })?;
+        ..Options::default()
+    };
+    let mut readiness = None;
+    if let Some(url) = &args.redis {
+        let config = RedisConfig::new(url.as_str()).key_prefix(args.redis_prefix.as_str());
+        let redis = Redis::connect(config)
+            .await
+            .map_err(|e| format!("--redis: {e}"))?;
+        if options.state_keys.is_none() {
+            tracing::warn!(
+                "--redis without --state-keys: each instance seals requestState with its own random key, so a retry landing on another instance is refused"
+            );
+        }
+        options = options.on_redis(&redis).await;
+        readiness = Some(redis.readiness_probe());
+    }
+    let everything = build(options)?;
     if args.stdio && args.http.is_none() {
         ferry_stdio::serve_stdio(everything.server).await?;
         return Ok(());
@@ -204,9 +236,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // On SIGTERM or Ctrl-C the server drains: /readyz turns 503, connections are still
     // accepted for the grace period, then calls in flight finish and listen streams end
     // with their completion result.
-    let serve = ferry_http::serve(listener, mcp)
+    let mut serve = ferry_http::serve(listener, mcp)
         .app(site(state, layer.as_ref()))
-        .layer(tower::util::option_layer(layer))
+        .layer(tower::util::option_layer(layer));
+    if let Some(probe) = readiness {
+        // /readyz follows Redis: 503 while it is unreachable.
+        serve = serve.readiness(move || probe());
+    }
+    let serve = serve
         .with_graceful_shutdown(ferry_http::shutdown_signal())
         .into_future();
     if args.stdio {

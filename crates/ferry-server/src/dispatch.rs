@@ -179,12 +179,12 @@ impl Server {
                     Err(f) => Handled::Reply(Reply::failure(Some(&id), &f)),
                 }
             }
-            Ok(Incoming::Notification { method, params }) => {
-                self.notification(&method, params, &env)
-            }
-            Ok(Incoming::Response { id, result, error }) => {
-                self.client_response(id, result, error, &env)
-            }
+            Ok(Incoming::Notification { method, params }) => self
+                .unknown_session(&env)
+                .unwrap_or_else(|| self.notification(&method, params, &env)),
+            Ok(Incoming::Response { id, result, error }) => self
+                .unknown_session(&env)
+                .unwrap_or_else(|| self.client_response(id, result, error, &env)),
             Err(refused) => {
                 let reason = match refused.problem {
                     Problem::Parse => Refusal::Parse,

@@ -96,6 +96,25 @@ impl Server {
         });
     }
 
+    /// For a notification or a response to the server that names (HTTP
+    /// `Mcp-Session-Id`) a session this server does not hold: 404, like a request on it
+    /// (transports.mdx, "Session Management"), so that a load balancer can try the
+    /// instance that holds it, and a client learns that the session is gone.
+    pub(crate) fn unknown_session(&self, env: &RequestEnv) -> Option<Handled> {
+        let headers = env.headers()?;
+        if !self.inner.legacy
+            || !headers.contains_key(ferry_protocol::headers::SESSION_ID)
+            || self.session_of(env).is_some()
+        {
+            return None;
+        }
+        Some(Handled::Reply(Reply::refused(
+            None,
+            &ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
+            Refusal::SessionNotFound,
+        )))
+    }
+
     /// The session a 2025-11-25 request belongs to, checking its version header.
     pub(crate) fn legacy_session(&self, env: &RequestEnv) -> Attempt<Arc<Session>> {
         let Some(session) = self.session_of(env) else {

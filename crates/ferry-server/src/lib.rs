@@ -32,6 +32,7 @@
 #![forbid(unsafe_code)]
 
 mod ask;
+mod bus;
 mod catalog;
 mod completion;
 mod context;
@@ -64,6 +65,7 @@ mod tool;
 pub mod uri_template;
 
 pub use ask::{Ask, AskKind, AskOutput, AskSet, Elicitation, FormAnswers, Interrupt, UrlConsent};
+pub use bus::{ChangeBus, ChangeEvent};
 pub use completion::{CompletionRequest, MAX_COMPLETION_VALUES, complete_from};
 pub use context::Context;
 // Transport-facing items live in [`transport`]; these root paths stay for existing code.

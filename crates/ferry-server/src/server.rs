@@ -16,6 +16,7 @@ use ferry_state::{KeyRing, MemoryLedger, ReplayLedger, StateGuard};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::bus::ChangeBus;
 use crate::catalog::{Catalog, ListShape};
 use crate::handler::{StateMap, StateType};
 use crate::hub::{Event, Hub};
@@ -104,6 +105,7 @@ pub struct ServerBuilder {
     tasks: Option<TaskConfig>,
     task_store: Option<Arc<dyn TaskStore>>,
     task_bus: Option<Arc<dyn TaskBus>>,
+    change_bus: Option<Arc<dyn ChangeBus>>,
 }
 
 impl Server {
@@ -142,6 +144,7 @@ impl Server {
             tasks: None,
             task_store: None,
             task_bus: None,
+            change_bus: None,
         }
     }
 
@@ -585,6 +588,13 @@ impl ServerBuilder {
         self
     }
 
+    /// Carries change events to and from the other instances of this server (default:
+    /// none, events stay in this process). See [`ChangeBus`].
+    pub fn change_bus(mut self, bus: Arc<dyn ChangeBus>) -> Self {
+        self.change_bus = Some(bus);
+        self
+    }
+
     /// Leaves `serverInfo` out of result `_meta` (it is included by default).
     pub fn without_server_info_in_results(mut self) -> Self {
         self.server_info_in_results = false;
@@ -764,7 +774,7 @@ impl ServerBuilder {
                 state,
                 ledger,
                 single_use_all: self.single_use_all,
-                hub: Hub::new(1024),
+                hub: Hub::new(1024, self.change_bus),
                 shutdown: CancellationToken::new(),
                 instructions: self.instructions,
                 legacy: self.legacy,

@@ -7,6 +7,7 @@
 //! - [`http`]: a small Streamable HTTP client that derives the MCP headers from the body
 //!   and reads JSON and SSE responses.
 //! - [`serve`]: an endpoint on 127.0.0.1 for the length of a test.
+//! - [`services`]: `redis-server` and `nginx` of a test's own, on loopback.
 //!
 //! Every wait has a timeout ([`TIMEOUT`]), so a hung server fails a test instead of
 //! hanging it.
@@ -19,6 +20,7 @@ pub mod http;
 pub mod lines;
 pub mod rpc;
 pub mod serve;
+pub mod services;
 
 /// How long any single wait of a test may take before the test fails.
 pub const TIMEOUT: Duration = Duration::from_secs(20);

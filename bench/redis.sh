@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# The two-round MRTR tools/call (`confirm_delete`, single use) on one ferry-everything
+# instance with its replay ledger in Redis (--redis) against the same server with the
+# in-memory ledger, interleaved round-robin, as calls per second and their ratio
+# (target: at least 0.7x). Redis runs on loopback, started and stopped by this script.
+#
+#   bench/redis.sh            3 rounds x 10 s
+#   bench/redis.sh --smoke    1 round x 1 s: checks that both answer and the ratio comes out
+#
+# Options: --rounds N, --duration SECS, --connections N (default 32), --load-cpu N,
+# --server-cpu N, --redis-cpu N. Needs redis-server (apt-get install redis-server).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
+LOAD_CPU=0; SERVER_CPU=1; REDIS_CPU=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
+    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
+    --redis-cpu) REDIS_CPU="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "redis.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; REDIS_CPU=0; fi
+command -v redis-server >/dev/null || { echo "redis.sh: redis-server is missing" >&2; exit 1; }
+
+say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
+say "build (release): ferry-everything and loadgen"
+(cd "$ROOT" && cargo build --release --quiet -p ferry-everything)
+(cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
+LOADGEN="$BENCH/target/release/loadgen"
+BIN="$ROOT/target/release/ferry-everything"
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+USED=""
+free_port() {
+  local p
+  while :; do
+    p=$(( 20000 + RANDOM % 10000 ))
+    if ! port_taken "$p" && [[ " $USED " != *" $p "* ]]; then USED="$USED $p"; echo "$p"; return; fi
+  done
+}
+
+REDIS_PORT="$(free_port)"
+taskset -c "$REDIS_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" \
+  --appendonly no --dir "$WORK" >"$WORK/redis.log" 2>&1 &
+PIDS+=($!)
+
+declare -A PORT=()
+declare -A EXTRA=([memory]="" [redis]="--redis redis://127.0.0.1:$REDIS_PORT")
+for name in memory redis; do
+  PORT[$name]="$(free_port)"
+  # shellcheck disable=SC2086
+  taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[$name]}" ${EXTRA[$name]} \
+    >"$WORK/$name.log" 2>&1 &
+  PIDS+=($!)
+done
+for name in memory redis; do
+  "$LOADGEN" check --url "http://127.0.0.1:${PORT[$name]}/mcp" --wait 30 >/dev/null \
+    || { echo "redis.sh: the $name server failed its check"; cat "$WORK/$name.log"; exit 1; }
+done
+
+RAW="$WORK/raw.jsonl"
+: >"$RAW"
+for round in $(seq "$ROUNDS"); do
+  for name in memory redis; do
+    say "round $round of $ROUNDS: $name ledger, $CONNECTIONS connections, ${DURATION}s"
+    out="$(taskset -c "$LOAD_CPU" "$LOADGEN" mrtr --url "http://127.0.0.1:${PORT[$name]}/mcp" \
+      --connections "$CONNECTIONS" --duration "$DURATION" --warmup "$WARMUP")"
+    printf '{"ledger":"%s","round":%s,"data":%s}\n' "$name" "$round" "$out" >>"$RAW"
+  done
+done
+
+python3 - "$RAW" "$MODE" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+import json, statistics, sys
+raw, mode, commit = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [json.loads(l) for l in open(raw) if l.strip()]
+by = {"memory": [], "redis": []}
+errors = 0
+for r in rows:
+    by[r["ledger"]].append(r["data"])
+    errors += r["data"].get("errors", 0)
+med = {k: statistics.median(d["calls_per_s"] for d in v) for k, v in by.items()}
+p99 = {k: statistics.median((d.get("p99_ms") or 0) for d in v) for k, v in by.items()}
+ratio = med["redis"] / med["memory"] if med["memory"] else 0.0
+print("| ledger | MRTR calls/s (median) | p99 of a call (ms) |")
+print("| --- | ---: | ---: |")
+for k in ("memory", "redis"):
+    print(f"| {k} | {med[k]:.0f} | {p99[k]:.2f} |")
+target = "yes" if ratio >= 0.7 else "no"
+print(f"\nredis ÷ memory: **{ratio:.2f}x** (target ≥ 0.7x: {target}); rounds: {len(by['memory'])}, "
+      f"errors: {errors}, commit {commit}, mode {mode}")
+ok = all(d["calls"] > 0 for v in by.values() for d in v) and errors == 0
+sys.exit(0 if ok else 1)
+PY
