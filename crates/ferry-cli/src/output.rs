@@ -425,6 +425,48 @@ pub fn notification_json(n: &ServerNotification) -> Value {
     }
 }
 
+/// A task as `ferry task get` shows it: id, status and message, then its questions,
+/// result or error.
+pub fn task(task: &DetailedTask) -> String {
+    let t = &task.task;
+    let mut out = format!(
+        "task {}\nstatus: {}\n",
+        sanitize(&t.task_id, false),
+        t.status.as_str()
+    );
+    if let Some(m) = &t.status_message {
+        let _ = writeln!(out, "message: {}", sanitize(m, false));
+    }
+    let _ = writeln!(
+        out,
+        "created: {}  updated: {}",
+        t.created_at, t.last_updated_at
+    );
+    if let Some(asks) = &task.input_requests {
+        for (key, request) in asks {
+            let method = request.get("method").and_then(Value::as_str).unwrap_or("?");
+            let _ = writeln!(out, "waiting for: {} ({method})", sanitize(key, false));
+        }
+    }
+    if let Some(result) = &task.result {
+        match serde_json::from_value::<CallToolResult>(result.clone()) {
+            Ok(r) => out.push_str(&call_result(&r)),
+            Err(_) => {
+                let _ = writeln!(out, "{result}");
+            }
+        }
+    }
+    if let Some(e) = &task.error {
+        let _ = writeln!(
+            out,
+            "error: {} (code {})",
+            sanitize(&e.message, false),
+            e.code
+        );
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -512,46 +554,4 @@ mod tests {
             json!({"method": "notifications/resources/updated", "params": {"uri": "test://x"}})
         );
     }
-}
-
-/// A task as `ferry task get` shows it: id, status and message, then its questions,
-/// result or error.
-pub fn task(task: &DetailedTask) -> String {
-    let t = &task.task;
-    let mut out = format!(
-        "task {}\nstatus: {}\n",
-        sanitize(&t.task_id, false),
-        t.status.as_str()
-    );
-    if let Some(m) = &t.status_message {
-        let _ = writeln!(out, "message: {}", sanitize(m, false));
-    }
-    let _ = writeln!(
-        out,
-        "created: {}  updated: {}",
-        t.created_at, t.last_updated_at
-    );
-    if let Some(asks) = &task.input_requests {
-        for (key, request) in asks {
-            let method = request.get("method").and_then(Value::as_str).unwrap_or("?");
-            let _ = writeln!(out, "waiting for: {} ({method})", sanitize(key, false));
-        }
-    }
-    if let Some(result) = &task.result {
-        match serde_json::from_value::<CallToolResult>(result.clone()) {
-            Ok(r) => out.push_str(&call_result(&r)),
-            Err(_) => {
-                let _ = writeln!(out, "{result}");
-            }
-        }
-    }
-    if let Some(e) = &task.error {
-        let _ = writeln!(
-            out,
-            "error: {} (code {})",
-            sanitize(&e.message, false),
-            e.code
-        );
-    }
-    out
 }
