@@ -122,7 +122,7 @@ async fn arguments_the_tool_refuses_fail_the_round_trip_with_its_message() {
     let c = report.check("mrtr.roundtrip").unwrap();
     assert_eq!(c.verdict, Verdict::Fail);
     assert!(
-        c.detail.contains("error result") && c.detail.contains("path"),
+        c.detail.contains("error result") && c.detail.contains("Invalid arguments"),
         "{}",
         c.detail
     );
