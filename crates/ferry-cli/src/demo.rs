@@ -464,7 +464,9 @@ async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
         .http(server.url.clone())
         .client_info("ferry-demo", env!("CARGO_PKG_VERSION"))
         .era_cache(Arc::new(EraCache::new()))
-        .timeout(Duration::from_secs(10));
+        .timeout(Duration::from_secs(10))
+        // The tour shows MRTR rounds; a task would hide them behind polling.
+        .tasks(false);
     builder = if args.interactive {
         builder.input_handler(CliHandler::new(None, true, ProgressUi::default()))
     } else {

@@ -171,7 +171,7 @@ fn listings_and_reads() {
         stdout(&o)
     );
     assert!(
-        stdout(&o).contains("    path: string (required)"),
+        stdout(&o).contains("    service: string (required)"),
         "{}",
         stdout(&o)
     );
