@@ -90,6 +90,11 @@ if [[ " ${SERVER_LIST[*]} " == *" python "* ]]; then
 fi
 
 # ---------------------------------------------------------------- builds
+if [[ $MODE == smoke ]]; then
+  # Smoke mode checks the harness, not the figures: a release build without link-time
+  # optimization takes a fraction of the time. Measured runs use the release profile as is.
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+fi
 say "build (release): ferry-everything, and the bench workspace (ceiling, rmcp-echo, loadgen)"
 (cd "$ROOT" && cargo build --release --quiet -p ferry-everything)
 (cd "$BENCH" && cargo build --release --quiet --locked)
