@@ -550,12 +550,21 @@ impl ServerBuilder {
     /// `sampling` and the provider otherwise. The one-line migration off the deprecated
     /// `sampling/createMessage`:
     ///
-    /// ```no_run
-    /// # fn provider() -> ferry_llm::OpenAiProvider { unimplemented!() }
+    /// ```
+    /// use ferry_llm::{ModelTable, OpenAiConfig};
     /// use ferry_server::{SamplingPolicy, Server};
     ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// // A local OpenAI-compatible server; hosted APIs take their key from FERRY_LLM_API_KEY.
+    /// let provider = OpenAiConfig::new("http://127.0.0.1:8080/v1", ModelTable::new("qwen2.5"))
+    ///     .without_api_key()
+    ///     .build()?;
     /// let server = Server::builder("summarizer", "1.0.0")
-    ///     .sampling(SamplingPolicy::prefer_client(provider()));
+    ///     .sampling(SamplingPolicy::prefer_client(provider))
+    ///     .build()?;
+    /// # drop(server);
+    /// # Ok(())
+    /// # }
     /// ```
     #[cfg(feature = "llm")]
     pub fn sampling(mut self, policy: crate::llm::SamplingPolicy) -> Self {
