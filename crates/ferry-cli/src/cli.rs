@@ -169,6 +169,25 @@ arguments as one JSON object; KEY=VALUE pairs are added to it.
   ferry lint --rule mcp-sampling,mcp-roots --warn
   ferry lint --list-rules")]
     Lint(crate::lint::LintArgs),
+
+    /// Sign in to a server that uses OAuth, and keep the sign-in for later commands.
+    ///
+    /// Finds the server's authorization server, registers ferry with it if needed, and
+    /// opens the sign-in page in your browser (asking first on a terminal; --no-browser
+    /// prints the address instead). The browser comes back to ferry on 127.0.0.1. Other
+    /// commands then use the kept sign-in, and refresh it when they can.
+    #[command(after_help = "\
+  ferry --url https://mcp.example.com/mcp login
+  ferry --url https://mcp.example.com/mcp login --no-browser
+  ferry --url https://mcp.example.com/mcp login --client-id my-registered-client
+
+Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
+~/.config/ferry/tokens, readable by you only.")]
+    Login(crate::login::LoginArgs),
+
+    /// Forget the sign-in kept for a server (the registration with its authorization
+    /// server is kept).
+    Logout,
 }
 
 /// `ferry call`.

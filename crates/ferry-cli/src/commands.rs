@@ -61,7 +61,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
             arguments::split_pair(p)?;
         }
     }
-    let connection = connect(&cli.server, handler).await?;
+    let connection = connect(&cli.server, handler, interactive).await?;
     let client = &connection.client;
     let json = cli.io.json;
     let result = match &cli.command {
@@ -77,6 +77,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Demo(_) => Err(UsageError::new("the demo runs its own server").into()),
         Command::Audit(_) => Err(UsageError::new("the audit sends its own requests").into()),
         Command::Lint(_) => Err(UsageError::new("lint reads source files, not a server").into()),
+        Command::Login(_) | Command::Logout => {
+            Err(UsageError::new("login and logout talk to the authorization server").into())
+        }
     };
     progress.finish();
     if let Err(e) = client.close().await {

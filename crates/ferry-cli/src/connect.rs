@@ -11,6 +11,7 @@ use ferry_client::{Client, InputHandler};
 
 use crate::arguments::UsageError;
 use crate::cli::ServerArgs;
+use crate::login::SignIn;
 
 /// How many of the server's last stderr lines are kept, to explain a failed start.
 const STDERR_TAIL: usize = 20;
@@ -63,9 +64,14 @@ pub struct Connection {
 }
 
 /// Connects to the server the options name, with `handler` answering its questions.
+///
+/// Over HTTP without `--token`, the client carries ferry's OAuth sign-in: a kept
+/// sign-in is used (and refreshed); a server that asks for one gets it after asking the
+/// user when `interactive`, and is told to run `ferry login` otherwise.
 pub async fn connect(
     server: &ServerArgs,
     handler: Arc<dyn InputHandler>,
+    interactive: bool,
 ) -> anyhow::Result<Connection> {
     let mut builder = Client::builder()
         .client_info("ferry", env!("CARGO_PKG_VERSION"))
@@ -79,6 +85,16 @@ pub async fn connect(
             builder = builder.http(url.clone());
             if let Some(token) = &server.token {
                 builder = builder.bearer_token(token.expose());
+            } else {
+                let mode = if interactive {
+                    SignIn::Ask
+                } else {
+                    SignIn::Refuse
+                };
+                match crate::login::authorizer(url, mode, None) {
+                    Ok(oauth) => builder = builder.authorizer(oauth),
+                    Err(e) => tracing::warn!(error = %e, "signing in is not possible"),
+                }
             }
             target = url.clone();
         }

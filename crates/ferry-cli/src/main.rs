@@ -19,6 +19,8 @@
 //! - [`demo`]: the example server in-process and a guided tour of the protocol;
 //! - [`audit`]: `ferry audit`, the front of the `ferry-audit` library.
 //! - [`lint`]: deprecated MCP features in source code (ferry-lint).
+//! - [`login`]: `ferry login` and `ferry logout`, and the OAuth sign-in every `--url`
+//!   command carries.
 #![forbid(unsafe_code)]
 
 mod answers;
@@ -32,6 +34,7 @@ mod deprecated;
 mod form;
 mod handler;
 mod lint;
+mod login;
 mod output;
 mod progress;
 mod term;
@@ -155,6 +158,8 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
             demo::run(args).await
         }
         Command::Audit(args) => audit::run(&cli, args).await,
+        Command::Login(args) => login::login(&cli.server, args).await,
+        Command::Logout => login::logout(&cli.server).await,
         _ => commands::run(&cli).await,
     }
 }

@@ -11,7 +11,7 @@ use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use ferry_auth::{
-    AuthLayer, AuthService, JwtValidator, ResourceMetadata, TokenValidator, ValidateFuture,
+    AuthLayer, AuthService, Dpop, JwtValidator, ResourceMetadata, TokenValidator, ValidateFuture,
     VerifiedToken,
 };
 use ferry_http::{HttpConfig, McpService};
@@ -256,7 +256,9 @@ pub fn auth_layer(
         Some(issuer) => {
             metadata = metadata.authorization_server(issuer)?;
             let jwt = JwtValidator::builder(issuer, resource).build()?;
-            AuthLayer::builder(metadata, DevOrJwt { dev, jwt })
+            // An authorization server that supports DPoP binds its tokens to the
+            // client's key (RFC 9449): accept those, with their proofs, and bearer tokens.
+            AuthLayer::builder(metadata, DevOrJwt { dev, jwt }).dpop(Dpop::allowed())
         }
         None => {
             let builder = AuthLayer::builder(metadata, dev);

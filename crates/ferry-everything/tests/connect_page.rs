@@ -2,38 +2,20 @@
 //! who started the connection, a changed link does not open, and the tool's retry
 //! completes only after the page's form was submitted (otherwise it asks again).
 //!
-//! Drives Debian's headless Chromium through chromedriver (WebDriver). Without them the
-//! test is skipped, except in CI (`FERRY_CI` set), where it fails.
+//! Drives Debian's headless Chromium through chromedriver (`ferry_testkit::browser`).
+//! Without them the test is skipped, except in CI (`FERRY_CI` set), where it fails.
 
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::Duration;
 
 use ferry_everything::app::{PageState, StaticTokens, router};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
+use ferry_testkit::browser::Browser;
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-3f9a";
 const BOB: &str = "bob-token-77c1";
-
-fn browser_available() -> bool {
-    let ok = ["chromium", "chromedriver"].iter().all(|b| {
-        Command::new(b)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .is_ok_and(|s| s.success())
-    });
-    if !ok && std::env::var_os("FERRY_CI").is_some() {
-        panic!(
-            "chromium and chromedriver are required in CI (apt-get install chromium chromium-driver)"
-        );
-    }
-    ok
-}
 
 async fn start_server() -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
@@ -97,149 +79,16 @@ fn url_of(result: &Value) -> (String, String) {
     )
 }
 
-struct Driver {
-    child: Child,
-    base: String,
-    http: reqwest::Client,
-    session: String,
-    _profile: tempfile::TempDir,
-}
-
-impl Driver {
-    async fn start() -> Driver {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("free port")
-            .port();
-        let child = Command::new("chromedriver")
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("chromedriver starts");
-        let base = format!("http://127.0.0.1:{port}");
-        let http = reqwest::Client::new();
-        for _ in 0..100 {
-            if http.get(format!("{base}/status")).send().await.is_ok() {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        let profile = tempfile::tempdir().expect("profile dir");
-        let caps = json!({"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": "/usr/bin/chromium",
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                         "--no-first-run", format!("--user-data-dir={}", profile.path().display())]
-            }
-        }}});
-        let created: Value = http
-            .post(format!("{base}/session"))
-            .json(&caps)
-            .send()
-            .await
-            .expect("new session")
-            .json()
-            .await
-            .expect("session JSON");
-        let session = created["value"]["sessionId"]
-            .as_str()
-            .unwrap_or_else(|| panic!("no WebDriver session: {created}"))
-            .to_owned();
-        let driver = Driver {
-            child,
-            base,
-            http,
-            session,
-            _profile: profile,
-        };
-        // A form submission navigates after the click returns: element lookups wait for the
-        // next page instead of failing on the one being left.
-        driver
-            .cmd(
-                reqwest::Method::POST,
-                "/timeouts",
-                Some(json!({"implicit": 10_000})),
-            )
-            .await;
-        driver
-    }
-
-    async fn cmd(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
-        let url = format!("{}/session/{}{}", self.base, self.session, path);
-        let mut req = self.http.request(method, url);
-        if let Some(b) = body {
-            req = req.json(&b);
-        }
-        req.send()
-            .await
-            .expect("WebDriver")
-            .json()
-            .await
-            .expect("WebDriver JSON")
-    }
-
-    async fn open(&self, url: &str) {
-        self.cmd(reqwest::Method::POST, "/url", Some(json!({"url": url})))
-            .await;
-    }
-
-    async fn find(&self, css: &str) -> Option<String> {
-        let v = self
-            .cmd(
-                reqwest::Method::POST,
-                "/element",
-                Some(json!({"using": "css selector", "value": css})),
-            )
-            .await;
-        v["value"]["element-6066-11e4-a52e-4f735466cecf"]
-            .as_str()
-            .map(str::to_owned)
-    }
-
-    async fn text(&self, css: &str) -> String {
-        let id = self
-            .find(css)
-            .await
-            .unwrap_or_else(|| panic!("no element {css}"));
-        let v = self
-            .cmd(reqwest::Method::GET, &format!("/element/{id}/text"), None)
-            .await;
-        v["value"].as_str().unwrap_or_default().to_owned()
-    }
-
-    async fn submit_as(&self, token: &str) -> String {
-        let field = self.find("#token").await.expect("token field");
-        self.cmd(
-            reqwest::Method::POST,
-            &format!("/element/{field}/value"),
-            Some(json!({"text": token})),
-        )
-        .await;
-        let button = self.find("#connect").await.expect("connect button");
-        self.cmd(
-            reqwest::Method::POST,
-            &format!("/element/{button}/click"),
-            Some(json!({})),
-        )
-        .await;
-        self.text("#result").await
-    }
-}
-
-impl Drop for Driver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// Signs in on the connect page as `token` and returns what the page says.
+async fn submit_as(browser: &Browser, token: &str) -> String {
+    browser.type_into("#token", token).await;
+    browser.click("#connect").await;
+    browser.text("#result").await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connect_account_page_is_bound_to_its_user() {
-    if !browser_available() {
-        eprintln!("skipped: chromium or chromedriver not installed");
+    if !ferry_testkit::browser::available() {
         return;
     }
     let addr = start_server().await;
@@ -282,7 +131,9 @@ async fn connect_account_page_is_bound_to_its_user() {
     .await;
     assert_eq!(stolen["error"]["code"], -32602, "{stolen}");
 
-    let driver = Driver::start().await;
+    let Some(driver) = Browser::start().await else {
+        return;
+    };
 
     // A changed link does not open.
     let mut tampered = url.clone();
@@ -296,7 +147,7 @@ async fn connect_account_page_is_bound_to_its_user() {
 
     // Bob, signed in on the page, is refused: the request belongs to alice.
     driver.open(&url).await;
-    let as_bob = driver.submit_as(BOB).await;
+    let as_bob = submit_as(&driver, BOB).await;
     assert!(as_bob.contains("someone else"), "{as_bob}");
 
     // Still not connected: another retry asks again.
@@ -313,7 +164,7 @@ async fn connect_account_page_is_bound_to_its_user() {
 
     // Alice finishes the page.
     driver.open(&url).await;
-    let as_alice = driver.submit_as(ALICE).await;
+    let as_alice = submit_as(&driver, ALICE).await;
     assert!(as_alice.starts_with("Connected"), "{as_alice}");
 
     // Now the retry completes.

@@ -9,7 +9,8 @@
 //!   checked against the URL it came from ([`discovery`]).
 //! - **Authorization code with PKCE** (`S256` required), `state`, RFC 8707 `resource`
 //!   on the authorization and token requests, RFC 9207 `iss` checks
-//!   ([`PendingAuthorization`]), through a [`RedirectHandler`].
+//!   ([`PendingAuthorization`]), through a [`RedirectHandler`] ([`LoopbackRedirect`] for
+//!   native applications).
 //! - **Client registration**: pre-registered clients ([`StaticClient`]), Client ID
 //!   Metadata Documents, and Dynamic Client Registration as the fallback; credentials
 //!   are bound to their issuer.
@@ -32,31 +33,21 @@
 //! 403.
 //!
 //! ```no_run
-//! use ferry_oauth::{AuthError, BoxFuture, OAuthAuthorizer, RedirectHandler};
-//! use url::Url;
+//! use ferry_oauth::{AuthError, FileTokenStore, LoopbackRedirect, OAuthAuthorizer};
+//! use std::sync::Arc;
 //!
-//! /// Opens the system browser and waits for the redirect on a loopback listener.
-//! struct Browser;
-//!
-//! impl RedirectHandler for Browser {
-//!     fn redirect_uri(&self) -> String {
-//!         "http://127.0.0.1:8765/callback".into()
-//!     }
-//!     fn authorize<'a>(&'a self, url: &'a Url) -> BoxFuture<'a, Result<Url, AuthError>> {
-//!         Box::pin(async move {
-//!             println!("open {url}");
-//!             // ... accept one request on 127.0.0.1:8765 and return its URL ...
-//!             # unimplemented!()
-//!         })
-//!     }
-//! }
-//!
-//! # fn run() -> Result<(), AuthError> {
+//! # async fn run() -> Result<(), AuthError> {
+//! // A CLI: the browser comes back to http://127.0.0.1:<free port>/callback.
+//! let redirect = LoopbackRedirect::bind()?.on_open(|url| {
+//!     eprintln!("Open this page to sign in: {url}");
+//!     Ok(())
+//! });
 //! let oauth = OAuthAuthorizer::builder()
-//!     .client_metadata_document("https://app.example.com/oauth/client.json")
-//!     .redirect_handler(Browser)
+//!     .client_name("my-tool")
+//!     .redirect_handler(redirect)
+//!     .store(Arc::new(FileTokenStore::new("/home/me/.config/my-tool/tokens")?))
 //!     .build()?;
-//! # let _ = oauth;
+//! oauth.authorize(&"https://mcp.example.com/mcp".parse().unwrap()).await?;
 //! # Ok(())
 //! # }
 //! ```
@@ -69,6 +60,7 @@ pub mod discovery;
 mod error;
 mod http;
 mod jwt;
+mod loopback;
 mod metadata;
 mod oauth;
 mod pkce;
@@ -86,6 +78,7 @@ pub use code_flow::{AuthorizationCode, PendingAuthorization};
 pub use error::AuthError;
 pub use http::{UrlPolicy, is_loopback};
 pub use jwt::{ClientKey, DpopKey};
+pub use loopback::LoopbackRedirect;
 pub use metadata::{AuthorizationServerMetadata, ProtectedResourceMetadata};
 pub use oauth::{DpopMode, EnterpriseIdp, Grant, OAuthAuthorizer, OAuthBuilder};
 pub use pkce::Pkce;

@@ -8,6 +8,8 @@
 //!   and reads JSON and SSE responses.
 //! - [`serve`]: an endpoint on 127.0.0.1 for the length of a test.
 //! - [`services`]: `redis-server` and `nginx` of a test's own, on loopback.
+//! - [`browser`]: headless Chromium through chromedriver (WebDriver).
+//! - [`authorization_server`]: a real OAuth 2.1 authorization server (oidc-provider).
 //!
 //! Every wait has a timeout ([`TIMEOUT`]), so a hung server fails a test instead of
 //! hanging it.
@@ -15,6 +17,8 @@
 use std::future::Future;
 use std::time::Duration;
 
+pub mod authorization_server;
+pub mod browser;
 pub mod check;
 pub mod http;
 pub mod lines;

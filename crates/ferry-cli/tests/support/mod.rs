@@ -130,7 +130,11 @@ pub fn ferry() -> Command {
     ] {
         cmd.env_remove(var);
     }
-    cmd.env("NO_COLOR", "1").env("TERM", "xterm");
+    // Sign-ins go to a directory of the test run, never to the developer's own.
+    let tokens = std::env::temp_dir().join(format!("ferry-test-tokens-{}", std::process::id()));
+    cmd.env("NO_COLOR", "1")
+        .env("TERM", "xterm")
+        .env("FERRY_TOKEN_DIR", tokens);
     cmd
 }
 

@@ -214,7 +214,14 @@ impl OAuthAuthorizer {
                 .unwrap_or("none"),
         };
         let mut grant_types = vec!["authorization_code"];
-        if cfg.refresh_tokens {
+        // Ask for refresh tokens only where the server says it issues them (when it
+        // says): a server may refuse a registration naming a grant it does not know.
+        let refresh_offered = d
+            .server
+            .grant_types_supported
+            .as_ref()
+            .is_none_or(|g| g.iter().any(|x| x == "refresh_token"));
+        if cfg.refresh_tokens && refresh_offered {
             grant_types.push("refresh_token");
         }
         let application_type = cfg

@@ -84,6 +84,29 @@ impl OAuthAuthorizer {
     }
 }
 
+impl OAuthAuthorizer {
+    /// Signs out of `server` (e.g. a `logout` command): discovers its authorization
+    /// server and forgets the tokens stored for it. The client registration is kept, so
+    /// signing in again needs no new registration. Returns whether tokens were held.
+    pub async fn sign_out(&self, server: &Url) -> Result<bool, AuthError> {
+        let d = crate::discovery::discover(&self.http, server, None).await?;
+        let mut st = self.state.lock().await;
+        st.tokens = None;
+        st.dpop_key = None;
+        st.generation += 1;
+        let resource = d.resource.resource.clone();
+        let issuer = d.issuer.clone();
+        let Some(mut rec) = self.config.store.load(&issuer)? else {
+            return Ok(false);
+        };
+        let held = rec.tokens.remove(&resource).is_some();
+        if held {
+            self.config.store.save(&rec)?;
+        }
+        Ok(held)
+    }
+}
+
 impl Authorizer for OAuthAuthorizer {
     fn credentials<'a>(
         &'a self,
