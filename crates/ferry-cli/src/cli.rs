@@ -76,6 +76,23 @@ pub struct ServerArgs {
     )]
     pub token: Option<Secret>,
 
+    /// An OAuth client id registered with the server's authorization server beforehand.
+    /// With --client-secret, ferry signs in as that client itself (the client credentials
+    /// grant, for scripts: no browser); alone, `ferry login` uses it instead of
+    /// registering.
+    #[arg(long, value_name = "ID", env = "FERRY_CLIENT_ID", global = true)]
+    pub client_id: Option<String>,
+
+    /// The secret of --client-id. Never printed or logged.
+    #[arg(
+        long,
+        value_name = "SECRET",
+        env = "FERRY_CLIENT_SECRET",
+        hide_env_values = true,
+        global = true
+    )]
+    pub client_secret: Option<Secret>,
+
     /// How long each request may take, e.g. 30, 30s, 500ms, 2m. Time spent answering a
     /// form is not counted.
     #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration, global = true)]
@@ -177,9 +194,13 @@ arguments as one JSON object; KEY=VALUE pairs are added to it.
     /// prints the address instead). The browser comes back to ferry on 127.0.0.1. Other
     /// commands then use the kept sign-in, and refresh it when they can.
     #[command(after_help = "\
-  ferry --url https://mcp.example.com/mcp login
-  ferry --url https://mcp.example.com/mcp login --no-browser
-  ferry --url https://mcp.example.com/mcp login --client-id my-registered-client
+  ferry login https://mcp.example.com/mcp
+  ferry login https://mcp.example.com/mcp --no-browser --scope files:read
+  ferry login https://mcp.example.com/mcp --client-id my-registered-client
+  ferry --url https://mcp.example.com/mcp --client-id svc --client-secret \"$SECRET\" call echo
+
+With --client-id and --client-secret, every command signs in as that client (the client
+credentials grant) without a login step.
 
 Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
 ~/.config/ferry/tokens, readable by you only.")]
@@ -187,7 +208,7 @@ Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
 
     /// Forget the sign-in kept for a server (the registration with its authorization
     /// server is kept).
-    Logout,
+    Logout(crate::login::LogoutArgs),
 }
 
 /// `ferry call`.

@@ -77,7 +77,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Demo(_) => Err(UsageError::new("the demo runs its own server").into()),
         Command::Audit(_) => Err(UsageError::new("the audit sends its own requests").into()),
         Command::Lint(_) => Err(UsageError::new("lint reads source files, not a server").into()),
-        Command::Login(_) | Command::Logout => {
+        Command::Login(_) | Command::Logout(_) => {
             Err(UsageError::new("login and logout talk to the authorization server").into())
         }
     };

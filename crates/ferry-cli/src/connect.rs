@@ -91,7 +91,7 @@ pub async fn connect(
                 } else {
                     SignIn::Refuse
                 };
-                match crate::login::authorizer(url, mode, None) {
+                match crate::login::authorizer(url, mode, server) {
                     Ok(oauth) => builder = builder.authorizer(oauth),
                     Err(e) => tracing::warn!(error = %e, "signing in is not possible"),
                 }

@@ -12,36 +12,38 @@ use std::sync::Arc;
 
 use anyhow::Context as _;
 use clap::Args;
+use console::style;
 use ferry_client::ferry_oauth::{
-    AuthError, FileTokenStore, LoopbackRedirect, OAuthAuthorizer, StaticClient,
+    AuthError, FileTokenStore, Grant, LoopbackRedirect, OAuthAuthorizer, StaticClient,
 };
 use url::Url;
 
 use crate::arguments::UsageError;
-use crate::cli::{Secret, ServerArgs};
+use crate::cli::ServerArgs;
 use crate::commands::Outcome;
 
 /// `ferry login`.
 #[derive(Args, Debug, Clone, Default)]
 pub struct LoginArgs {
+    /// The server's Streamable HTTP endpoint (or give --url).
+    #[arg(value_name = "URL")]
+    pub server: Option<String>,
+
     /// Print the sign-in page's address instead of opening a browser.
     #[arg(long)]
     pub no_browser: bool,
 
-    /// A client id registered with the authorization server beforehand (otherwise
-    /// ferry registers itself, when the server allows it).
-    #[arg(long, value_name = "ID")]
-    pub client_id: Option<String>,
+    /// Ask for this scope (repeatable) instead of every scope the server lists.
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
+}
 
-    /// The secret of --client-id, for a confidential client. Never printed or logged.
-    #[arg(
-        long,
-        value_name = "SECRET",
-        env = "FERRY_CLIENT_SECRET",
-        hide_env_values = true,
-        requires = "client_id"
-    )]
-    pub client_secret: Option<Secret>,
+/// `ferry logout`.
+#[derive(Args, Debug, Clone, Default)]
+pub struct LogoutArgs {
+    /// The server's Streamable HTTP endpoint (or give --url).
+    #[arg(value_name = "URL")]
+    pub server: Option<String>,
 }
 
 /// Where sign-ins are kept.
@@ -79,31 +81,41 @@ pub enum SignIn {
     Refuse,
 }
 
-/// An authorizer with ferry's token store, for the server at `url`.
-pub fn authorizer(
-    url: &str,
-    mode: SignIn,
-    client: Option<StaticClient>,
-) -> anyhow::Result<OAuthAuthorizer> {
+/// An authorizer with ferry's token store, for the server at `url`: the client
+/// credentials grant when `server` has a client id and secret, the authorization code
+/// flow (with a pre-registered client id, if given) otherwise.
+pub fn authorizer(url: &str, mode: SignIn, server: &ServerArgs) -> anyhow::Result<OAuthAuthorizer> {
     let dir = token_dir()?;
     let store = FileTokenStore::new(&dir)
         .with_context(|| format!("opening the sign-in store {}", dir.display()))?;
-    let login_hint = format!("ferry --url {url} login");
+    let login_hint = format!("ferry login {url}");
     let redirect =
         LoopbackRedirect::bind()?.on_open(move |page| open_page(page, mode, &login_hint));
     let mut builder = OAuthAuthorizer::builder()
         .client_name("ferry")
         .redirect_handler(redirect)
         .store(Arc::new(store));
-    if let Some(client) = client {
-        builder = builder.static_client(client);
+    match (&server.client_id, &server.client_secret) {
+        (Some(id), Some(secret)) => {
+            builder = builder
+                .grant(Grant::ClientCredentials)
+                .static_client(StaticClient::new(id.clone()).secret(secret.expose()));
+        }
+        (Some(id), None) => builder = builder.static_client(StaticClient::new(id.clone())),
+        (None, Some(_)) => {
+            return Err(UsageError::new("--client-secret needs --client-id").into());
+        }
+        (None, None) => {}
     }
     Ok(builder.build()?)
 }
 
-/// Shows the authorization page as `mode` says.
+/// Shows the authorization page as `mode` says, its host in bold on a terminal so the
+/// user sees where they are about to sign in.
 fn open_page(page: &Url, mode: SignIn, login_hint: &str) -> Result<(), AuthError> {
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let host = page.host_str().unwrap_or_default().to_owned();
+    let shown_host = style(&host).for_stderr().bold().to_string();
     let open_browser = match mode {
         SignIn::Refuse => {
             return Err(AuthError::Redirect(format!(
@@ -111,7 +123,9 @@ fn open_page(page: &Url, mode: SignIn, login_hint: &str) -> Result<(), AuthError
             )));
         }
         SignIn::Ask => {
-            if !confirm("The server needs you to sign in. Open the sign-in page in your browser?") {
+            if !confirm(&format!(
+                "The server needs you to sign in at {shown_host}. Open the sign-in page in your browser?"
+            )) {
                 return Err(AuthError::Redirect(format!(
                     "not signed in (run `{login_hint}` to sign in later)"
                 )));
@@ -119,10 +133,15 @@ fn open_page(page: &Url, mode: SignIn, login_hint: &str) -> Result<(), AuthError
             true
         }
         SignIn::Login { open_browser } => {
-            open_browser && (!terminal || confirm("Open the sign-in page in your browser?"))
+            open_browser
+                && (!terminal
+                    || confirm(&format!(
+                        "Open the sign-in page at {shown_host} in your browser?"
+                    )))
         }
     };
-    eprintln!("Sign in at: {page}");
+    let shown = page.as_str().replacen(&host, &shown_host, 1);
+    eprintln!("Sign in at: {shown}");
     if open_browser && let Err(e) = webbrowser::open(page.as_str()) {
         eprintln!("(could not open a browser: {e}; open the address above yourself)");
     }
@@ -141,41 +160,52 @@ fn confirm(question: &str) -> bool {
     !line.trim().to_ascii_lowercase().starts_with('n')
 }
 
-fn server_url(server: &ServerArgs, command: &str) -> anyhow::Result<Url> {
+/// The server a login or logout is for: the positional URL, else `--url`.
+fn server_url(server: &ServerArgs, positional: Option<&str>, command: &str) -> anyhow::Result<Url> {
     if server.stdio.is_some() {
         return Err(UsageError::new(format!(
-            "{command} is for servers over HTTP (--url); a stdio server has no sign-in"
+            "{command} is for servers over HTTP; a stdio server has no sign-in"
         ))
         .into());
     }
-    let url = server.url.as_deref().ok_or_else(|| {
-        UsageError::new(format!(
-            "which server? ferry --url https://example.com/mcp {command}"
-        ))
-    })?;
-    Url::parse(url).map_err(|e| UsageError::new(format!("--url {url:?}: {e}")).into())
+    let url = match (positional, server.url.as_deref()) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(UsageError::new(format!(
+                "two servers given ({a} and --url {b}); give one"
+            ))
+            .into());
+        }
+        (Some(url), _) | (None, Some(url)) => url,
+        (None, None) => {
+            return Err(UsageError::new(format!(
+                "which server? ferry {command} https://example.com/mcp"
+            ))
+            .into());
+        }
+    };
+    Url::parse(url).map_err(|e| UsageError::new(format!("{url:?}: {e}")).into())
 }
 
 /// `ferry login`: signs in to the server's authorization server and keeps the tokens.
 pub async fn login(server: &ServerArgs, args: &LoginArgs) -> anyhow::Result<Outcome> {
-    let url = server_url(server, "login")?;
-    let client = args.client_id.as_ref().map(|id| {
-        let client = StaticClient::new(id.clone());
-        match &args.client_secret {
-            Some(secret) => client.secret(secret.expose()),
-            None => client,
-        }
-    });
+    let url = server_url(server, args.server.as_deref(), "login")?;
     let oauth = authorizer(
         url.as_str(),
         SignIn::Login {
             open_browser: !args.no_browser,
         },
-        client,
+        server,
     )?;
+    let signing_in = async {
+        if args.scopes.is_empty() {
+            oauth.authorize(&url).await
+        } else {
+            oauth.authorize_with_scopes(&url, args.scopes.clone()).await
+        }
+    };
     tokio::time::timeout(
         server.timeout.max(std::time::Duration::from_secs(300)),
-        oauth.authorize(&url),
+        signing_in,
     )
     .await
     .map_err(|_| anyhow::anyhow!("signing in took too long"))?
@@ -188,9 +218,9 @@ pub async fn login(server: &ServerArgs, args: &LoginArgs) -> anyhow::Result<Outc
 }
 
 /// `ferry logout`: forgets the tokens kept for the server.
-pub async fn logout(server: &ServerArgs) -> anyhow::Result<Outcome> {
-    let url = server_url(server, "logout")?;
-    let oauth = authorizer(url.as_str(), SignIn::Refuse, None)?;
+pub async fn logout(server: &ServerArgs, args: &LogoutArgs) -> anyhow::Result<Outcome> {
+    let url = server_url(server, args.server.as_deref(), "logout")?;
+    let oauth = authorizer(url.as_str(), SignIn::Refuse, server)?;
     let held = oauth
         .sign_out(&url)
         .await

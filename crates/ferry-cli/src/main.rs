@@ -159,7 +159,7 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::Audit(args) => audit::run(&cli, args).await,
         Command::Login(args) => login::login(&cli.server, args).await,
-        Command::Logout => login::logout(&cli.server).await,
+        Command::Logout(args) => login::logout(&cli.server, args).await,
         _ => commands::run(&cli).await,
     }
 }

@@ -30,6 +30,15 @@ impl AuthorizationServer {
     /// Starts the server, offering `scopes` (granted to every resource), or `None` when
     /// Node.js or the package is not installed (outside CI).
     pub fn start(scopes: &[&str]) -> Option<AuthorizationServer> {
+        Self::start_with_clients(scopes, &[])
+    }
+
+    /// [`start`](AuthorizationServer::start) with pre-registered confidential clients
+    /// (`(client_id, client_secret)`) allowed the client credentials grant.
+    pub fn start_with_clients(
+        scopes: &[&str],
+        clients: &[(&str, &str)],
+    ) -> Option<AuthorizationServer> {
         let dir = directory();
         let installed = dir.join("node_modules/oidc-provider").is_dir();
         let node = Command::new("node")
@@ -52,6 +61,9 @@ impl AuthorizationServer {
         command.arg(dir.join("server.mjs"));
         for scope in scopes {
             command.arg("--scope").arg(scope);
+        }
+        for (id, secret) in clients {
+            command.arg("--client").arg(format!("{id}:{secret}"));
         }
         let mut child = command
             .current_dir(&dir)

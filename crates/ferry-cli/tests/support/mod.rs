@@ -124,6 +124,8 @@ pub fn ferry() -> Command {
         "WAYLAND_DISPLAY",
         "BROWSER",
         "FERRY_TOKEN",
+        "FERRY_CLIENT_ID",
+        "FERRY_CLIENT_SECRET",
         "FERRY_LOG",
         "RUST_LOG",
         "CLICOLOR_FORCE",

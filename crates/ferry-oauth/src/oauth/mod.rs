@@ -67,6 +67,18 @@ impl OAuthAuthorizer {
         self.full_authorization(&mut st, server, None, None).await
     }
 
+    /// [`authorize`](OAuthAuthorizer::authorize) for exactly `scopes` instead of the
+    /// resource's `scopes_supported` (a later 403 `insufficient_scope` still steps up).
+    pub async fn authorize_with_scopes(
+        &self,
+        server: &Url,
+        scopes: Vec<String>,
+    ) -> Result<(), AuthError> {
+        let mut st = self.state.lock().await;
+        self.full_authorization(&mut st, server, None, Some(scopes))
+            .await
+    }
+
     /// Forgets the tokens held for the current resource (the client registration is
     /// kept).
     pub async fn forget_tokens(&self) -> Result<(), AuthError> {
