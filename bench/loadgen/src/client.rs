@@ -19,13 +19,16 @@ use tokio::net::TcpStream;
 use crate::Error;
 use crate::bodies::{ECHO_TEXT, PROTOCOL_VERSION};
 
-/// Where the server is: a loopback socket address and the endpoint's path.
+/// Where the server is: a loopback socket address and the endpoint's path, and the
+/// bearer token every request carries when `LOADGEN_BEARER` is set (for a server that
+/// requires authorization).
 #[derive(Clone)]
 pub struct Target {
     /// The server's address (always a loopback address).
     pub addr: SocketAddr,
     host: HeaderValue,
     path: String,
+    authorization: Option<HeaderValue>,
 }
 
 impl Target {
@@ -44,8 +47,17 @@ impl Target {
             )
             .into());
         }
+        let authorization = match std::env::var("LOADGEN_BEARER") {
+            Ok(token) if !token.is_empty() => {
+                let mut value = HeaderValue::from_str(&format!("Bearer {token}"))?;
+                value.set_sensitive(true);
+                Some(value)
+            }
+            _ => None,
+        };
         Ok(Self {
             addr,
+            authorization,
             host: HeaderValue::from_str(authority)?,
             path: if path.is_empty() {
                 "/".to_owned()
@@ -105,6 +117,9 @@ impl Conn {
             .header("mcp-method", HeaderValue::from_static(method));
         if let Some(name) = name {
             request = request.header("mcp-name", HeaderValue::from_static(name));
+        }
+        if let Some(auth) = &self.target.authorization {
+            request = request.header(hyper::header::AUTHORIZATION, auth.clone());
         }
         let request = request.body(Full::new(Bytes::from(body)))?;
         self.sender.ready().await?;

@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# HTTP tools/call echo on ferry-everything protected by OAuth (--auth-issuer: every request
+# carries a JWT access token, validated against the issuer's keys and cached by digest)
+# against the same server without authorization, interleaved round-robin, as calls per
+# second and their ratio (target: at least 0.8x). The issuer is a real authorization
+# server, oidc-provider (tools/oidc-provider), on loopback; the token comes from its
+# client credentials grant, as a service would get one.
+#
+#   bench/auth.sh            3 rounds x 10 s
+#   bench/auth.sh --smoke    1 round x 1 s: checks that both answer and the ratio comes out
+#
+# Options: --rounds N, --duration SECS, --connections N (default 32), --load-cpu N,
+# --server-cpu N. Needs Node.js and npm (the authorization server is installed with
+# `npm ci --prefix tools/oidc-provider` when missing).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
+LOAD_CPU=0; SERVER_CPU=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
+    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "auth.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
+command -v node >/dev/null || { echo "auth.sh: node is missing" >&2; exit 1; }
+
+say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
+AS_DIR="$ROOT/tools/oidc-provider"
+if [[ ! -d "$AS_DIR/node_modules/oidc-provider" ]]; then
+  say "install the authorization server (npm ci --prefix tools/oidc-provider)"
+  npm ci --prefix "$AS_DIR" --no-audit --no-fund --loglevel=error
+fi
+say "build (release): ferry-everything and loadgen"
+if [[ $MODE == smoke ]]; then
+  # Smoke mode checks the harness, not the figures: a release build without link-time
+  # optimization takes a fraction of the time. Measured runs use the release profile as is.
+  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
+fi
+(cd "$ROOT" && cargo build --release --quiet -p ferry-everything)
+(cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
+LOADGEN="$BENCH/target/release/loadgen"
+BIN="$ROOT/target/release/ferry-everything"
+
+WORK="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  local pid
+  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+USED=""
+free_port() {
+  local p
+  while :; do
+    p=$(( 20000 + RANDOM % 10000 ))
+    if ! port_taken "$p" && [[ " $USED " != *" $p "* ]]; then USED="$USED $p"; echo "$p"; return; fi
+  done
+}
+
+SECRET="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+# stdin stays open (a FIFO held by this script): the server stops when it closes.
+mkfifo "$WORK/as.stdin"
+sleep infinity >"$WORK/as.stdin" &
+PIDS+=($!)
+node "$AS_DIR/server.mjs" --scope files:read --scope files:delete --client "bench:$SECRET" \
+  <"$WORK/as.stdin" >"$WORK/as.out" 2>"$WORK/as.log" &
+PIDS+=($!)
+for _ in $(seq 100); do grep -q '^issuer ' "$WORK/as.out" 2>/dev/null && break; sleep 0.1; done
+ISSUER="$(sed -n 's/^issuer //p' "$WORK/as.out")"
+[[ -n "$ISSUER" ]] || { echo "auth.sh: the authorization server did not start"; cat "$WORK/as.log"; exit 1; }
+
+declare -A PORT=()
+PORT[none]="$(free_port)"
+PORT[jwt]="$(free_port)"
+RESOURCE="http://127.0.0.1:${PORT[jwt]}/mcp"
+taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[none]}" >"$WORK/none.log" 2>&1 &
+PIDS+=($!)
+taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[jwt]}" --auth-issuer "$ISSUER" \
+  >"$WORK/jwt.log" 2>&1 &
+PIDS+=($!)
+
+say "a token from the client credentials grant, for $RESOURCE"
+TOKEN="$(python3 - "$ISSUER" "$RESOURCE" "$SECRET" <<'PY'
+import base64, json, sys, urllib.parse, urllib.request
+issuer, resource, secret = sys.argv[1:4]
+body = urllib.parse.urlencode({"grant_type": "client_credentials", "resource": resource,
+                               "scope": "files:read files:delete"}).encode()
+req = urllib.request.Request(issuer + "/token", data=body, headers={
+    "Authorization": "Basic " + base64.b64encode(f"bench:{secret}".encode()).decode(),
+    "Content-Type": "application/x-www-form-urlencoded"})
+print(json.load(urllib.request.urlopen(req, timeout=10))["access_token"])
+PY
+)"
+
+"$LOADGEN" check --url "http://127.0.0.1:${PORT[none]}/mcp" --wait 30 >/dev/null \
+  || { echo "auth.sh: the server without authorization failed its check"; cat "$WORK/none.log"; exit 1; }
+# With the token the protected server answers; without it, it refuses.
+LOADGEN_BEARER="$TOKEN" "$LOADGEN" check --url "$RESOURCE" --wait 30 >/dev/null \
+  || { echo "auth.sh: the protected server refused the token"; cat "$WORK/jwt.log"; exit 1; }
+if "$LOADGEN" check --url "$RESOURCE" --wait 1 >/dev/null 2>&1; then
+  echo "auth.sh: the protected server answered without a token"; exit 1
+fi
+
+RAW="$WORK/raw.jsonl"
+: >"$RAW"
+for round in $(seq "$ROUNDS"); do
+  for name in none jwt; do
+    say "round $round of $ROUNDS: authorization $name, $CONNECTIONS connections, ${DURATION}s"
+    bearer=""
+    [[ $name == jwt ]] && bearer="$TOKEN"
+    if (( WARMUP > 0 )); then
+      LOADGEN_BEARER="$bearer" taskset -c "$LOAD_CPU" "$LOADGEN" echo \
+        --url "http://127.0.0.1:${PORT[$name]}/mcp" --connections "$CONNECTIONS" --duration "$WARMUP" >/dev/null
+    fi
+    out="$(LOADGEN_BEARER="$bearer" taskset -c "$LOAD_CPU" "$LOADGEN" echo \
+      --url "http://127.0.0.1:${PORT[$name]}/mcp" --connections "$CONNECTIONS" --duration "$DURATION")"
+    printf '{"auth":"%s","round":%s,"data":%s}\n' "$name" "$round" "$out" >>"$RAW"
+  done
+done
+
+python3 - "$RAW" "$MODE" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
+import json, statistics, sys
+raw, mode, commit = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = [json.loads(l) for l in open(raw) if l.strip()]
+by = {"none": [], "jwt": []}
+errors = 0
+for r in rows:
+    by[r["auth"]].append(r["data"])
+    errors += r["data"].get("errors", 0)
+med = {k: statistics.median(d["calls_per_s"] for d in v) for k, v in by.items()}
+p50 = {k: statistics.median((d.get("p50_ms") or 0) for d in v) for k, v in by.items()}
+ratio = med["jwt"] / med["none"] if med["none"] else 0.0
+print("| authorization | HTTP echo calls/s (median) | p50 (ms) |")
+print("| --- | ---: | ---: |")
+for k, label in (("none", "none"), ("jwt", "JWT (oidc-provider)")):
+    print(f"| {label} | {med[k]:.0f} | {p50[k]:.3f} |")
+target = "yes" if ratio >= 0.8 else "no"
+print(f"\nJWT ÷ none: **{ratio:.2f}x** (target ≥ 0.8x: {target}); rounds: {len(by['none'])}, "
+      f"errors: {errors}, commit {commit}, mode {mode}")
+ok = all(d["calls"] > 0 for v in by.values() for d in v) and errors == 0
+sys.exit(0 if ok else 1)
+PY
