@@ -25,6 +25,29 @@ use serde_json::{Map, Value};
 use crate::arguments::{UsageError, json_kind};
 use crate::form::Validator;
 
+/// The form's fields with their types, for messages: `confirm (boolean), note (string)`.
+fn field_list(request: &FormRequest) -> String {
+    let fields: Vec<String> = request
+        .fields()
+        .map(|f| format!("{} ({})", f.name, f.schema.type_name()))
+        .collect();
+    if fields.is_empty() {
+        "none".to_owned()
+    } else {
+        fields.join(", ")
+    }
+}
+
+/// The candidate closest to `given`, when it is close enough to be a likely typo.
+pub fn closest<'a>(given: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    candidates
+        .filter(|c| *c != given)
+        .map(|c| (strsim::jaro_winkler(given, c), c))
+        .filter(|(score, _)| *score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
 /// What `--answers` says about one form.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FormAnswer {
@@ -103,6 +126,18 @@ impl Answers {
             }
             let mut values = defaults;
             for (name, v) in entry {
+                if !request.fields().any(|f| f.name == name.as_str()) {
+                    return FormAnswer::Unfit {
+                        problem: format!(
+                            "the answer for {key:?} names a field {name:?} the form does not have ({}){}",
+                            field_list(request),
+                            closest(name, request.fields().map(|f| f.name))
+                                .map(|c| format!("; did you mean {c:?}?"))
+                                .unwrap_or_default()
+                        ),
+                        values,
+                    };
+                }
                 match to_elicit_value(v) {
                     Ok(Some(v)) => {
                         values.insert(name.clone(), v);
@@ -148,6 +183,30 @@ impl Answers {
         } else {
             FormAnswer::Nothing
         }
+    }
+
+    /// Why nothing in the answers fits `request`: its key and fields, and the entry that
+    /// comes closest to one of them.
+    pub fn missing(&self, request: &FormRequest) -> String {
+        let key = request.context.key.as_deref().unwrap_or("(none)");
+        let wanted: Vec<&str> = request
+            .context
+            .key
+            .as_deref()
+            .into_iter()
+            .chain(request.fields().map(|f| f.name))
+            .collect();
+        let suggestion = self
+            .entries
+            .keys()
+            .filter_map(|given| closest(given, wanted.iter().copied()).map(|c| (given.as_str(), c)))
+            .next()
+            .map(|(given, c)| format!("; {given:?} is not one of them: did you mean {c:?}?"))
+            .unwrap_or_default();
+        format!(
+            "--answers has no entry for this form: its key is {key:?} and its fields are {}{suggestion}",
+            field_list(request)
+        )
     }
 
     /// Answers a URL request: `Err` when the entry is unusable.

@@ -61,13 +61,13 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
             arguments::split_pair(p)?;
         }
     }
-    let connection = connect(&cli.server, handler, interactive).await?;
+    let connection = connect(&cli.server, handler.clone(), interactive).await?;
     let client = &connection.client;
     let json = cli.io.json;
     let result = match &cli.command {
         Command::Discover => discover(client, json).await,
         Command::Tools => tools(client, json).await,
-        Command::Call(c) => call(client, c, args_json, &progress, json).await,
+        Command::Call(c) => call(client, c, args_json, &progress, json, &handler).await,
         Command::Task(t) => task(client, t, json).await,
         Command::Prompts => prompts(client, json).await,
         Command::Prompt(p) => prompt(client, p, prompt_args.unwrap_or_default(), json).await,
@@ -82,6 +82,12 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         }
     };
     progress.finish();
+    let result = match handler.take_problem() {
+        // The answers did not fit a question: that is the failure, whatever the server
+        // made of the cancelled question.
+        Some(problem) => Err(UsageError::new(problem).into()),
+        None => result,
+    };
     if let Err(e) = client.close().await {
         tracing::debug!(error = %e, "closing the connection failed");
     }
@@ -135,6 +141,7 @@ async fn call(
     base: Option<serde_json::Value>,
     progress: &ProgressUi,
     json: bool,
+    handler: &CliHandler,
 ) -> anyhow::Result<Outcome> {
     let schema = if arguments::needs_schema(&args.arguments) {
         match client.list_tools().await {
@@ -159,11 +166,31 @@ async fn call(
     let options = CallOptions::new()
         .on_progress(move |p| ui.report(p))
         .on_task_status(move |t| status.task_status(t));
-    let result = client
+    let result = match client
         .call_tool_with(&args.tool, serde_json::Value::Object(arguments), &options)
         .await
-        .with_context(|| format!("calling tool {} failed", args.tool))?;
+    {
+        Ok(result) => result,
+        Err(e) => {
+            let hint = match e.rpc() {
+                // The server does not know the tool: name the one meant, if one is close.
+                Some(rpc) if rpc.code.0 == -32602 && rpc.message.contains(args.tool.as_str()) => {
+                    unknown_tool_hint(client, &args.tool).await
+                }
+                _ => None,
+            };
+            let context = match hint {
+                Some(hint) => format!("calling tool {} failed ({hint})", args.tool),
+                None => format!("calling tool {} failed", args.tool),
+            };
+            return Err(anyhow::Error::new(e).context(context));
+        }
+    };
     progress.finish();
+    if handler.has_problem() {
+        // The call went on without an answer it needed; the caller reports why.
+        return Ok(Outcome::Success);
+    }
     let failed = result.is_error == Some(true);
     if json {
         output::json(&result)?;
@@ -185,6 +212,26 @@ async fn call(
     } else {
         Outcome::Success
     })
+}
+
+/// "did you mean …?" for a tool name the server does not have, or the list of its tools.
+async fn unknown_tool_hint(client: &Client, name: &str) -> Option<String> {
+    let tools = client.list_tools().await.ok()?;
+    if tools.iter().any(|t| t.name == name) {
+        return None;
+    }
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    match crate::answers::closest(name, names.iter().copied()) {
+        Some(close) => Some(format!("no tool named {name:?}; did you mean {close:?}?")),
+        None if names.len() <= 12 => Some(format!(
+            "no tool named {name:?}; the server has {}",
+            names.join(", ")
+        )),
+        None => Some(format!(
+            "no tool named {name:?}; `ferry tools` lists the server's {} tools",
+            names.len()
+        )),
+    }
 }
 
 async fn task(client: &Client, command: &TaskCommand, json: bool) -> anyhow::Result<Outcome> {

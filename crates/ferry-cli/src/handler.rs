@@ -29,6 +29,9 @@ pub struct CliHandler {
     refused: Mutex<HashSet<String>>,
     /// One terminal question at a time.
     terminal: Arc<tokio::sync::Mutex<()>>,
+    /// Why `--answers` could not answer a question no one else can: the command fails
+    /// with it (exit code 2) instead of succeeding on a cancelled question.
+    problem: Mutex<Option<String>>,
 }
 
 fn who(context: &AskContext) -> String {
@@ -60,7 +63,25 @@ impl CliHandler {
             progress,
             refused: Mutex::new(HashSet::new()),
             terminal: Arc::new(tokio::sync::Mutex::new(())),
+            problem: Mutex::new(None),
         }
+    }
+
+    /// Records why the answers do not fit (the first reason is kept).
+    fn fail(&self, problem: String) {
+        if let Ok(mut p) = self.problem.lock() {
+            p.get_or_insert(problem);
+        }
+    }
+
+    /// Whether `--answers` failed a question.
+    pub fn has_problem(&self) -> bool {
+        self.problem.lock().map(|p| p.is_some()).unwrap_or(false)
+    }
+
+    /// Why `--answers` failed a question, if it did.
+    pub fn take_problem(&self) -> Option<String> {
+        self.problem.lock().ok().and_then(|mut p| p.take())
     }
 
     /// Runs a terminal question on a blocking thread, with the progress bar out of the way.
@@ -101,11 +122,30 @@ impl CliHandler {
                     return r;
                 }
                 FormAnswer::Unfit { problem, values } => {
+                    if !self.interactive {
+                        // Nobody can fix it here: stop the call and say what is wrong.
+                        self.fail(format!(
+                            "the --answers entry for {} does not fit: {problem}",
+                            who(&request.context)
+                        ));
+                        return ElicitResult::cancel();
+                    }
                     note(&format!(
                         "the --answers entry for {} does not fit: {problem}",
                         who(&request.context)
                     ));
                     start = values;
+                }
+                FormAnswer::Nothing if !self.interactive => {
+                    let missing = answers.missing(request);
+                    let stop = if missing.ends_with('?') { "" } else { "." };
+                    self.fail(format!(
+                        "{} asks: {} — {missing}{stop} Answer with --answers '{}'.",
+                        who(&request.context),
+                        sanitize(&request.message, false),
+                        example_answer(request)
+                    ));
+                    return ElicitResult::cancel();
                 }
                 FormAnswer::Nothing => {}
             }
@@ -367,10 +407,16 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn unfit_answers_without_a_terminal_decline() {
+    async fn unfit_answers_without_a_terminal_stop_the_call_with_the_reason() {
         let answers = Answers::from_value(json!({"confirm": true})).unwrap();
         let h = CliHandler::new(Some(answers), false, ProgressUi::default());
+        assert_eq!(h.elicit_form(&form("k")).await, ElicitResult::cancel());
+        let problem = h.take_problem().expect("the reason is kept");
+        assert!(problem.contains("does not fit"), "{problem}");
+        // Without any --answers, a question nobody can answer is declined, as before.
+        let h = CliHandler::new(None, false, ProgressUi::default());
         assert_eq!(h.elicit_form(&form("k")).await, ElicitResult::decline());
+        assert!(h.take_problem().is_none());
     }
 
     #[tokio::test]

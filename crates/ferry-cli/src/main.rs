@@ -31,6 +31,7 @@ mod commands;
 mod connect;
 mod demo;
 mod deprecated;
+mod diagnose;
 mod form;
 mod handler;
 mod lint;
@@ -128,6 +129,10 @@ fn describe(err: &anyhow::Error) -> String {
                     s
                 }
                 None => match e {
+                    ClientError::HttpStatus { status, body } => format!(
+                        "HTTP {status}: {}",
+                        term::sanitize(&diagnose::summarize_body(body), false)
+                    ),
                     ClientError::TooManyRounds { .. } => format!(
                         "{e} (it may keep asking for something that was refused or declined)"
                     ),
@@ -185,6 +190,8 @@ fn main() -> ExitCode {
             return ExitCode::from(exit::CONNECTION);
         }
     };
+    let server = cli.server.clone();
+    let verbose = cli.verbose;
     let outcome = runtime.block_on(async {
         tokio::select! {
             r = run(cli) => Some(r),
@@ -205,6 +212,16 @@ fn main() -> ExitCode {
                 style("ferry: error:").for_stderr().red().bold(),
                 describe(&e)
             );
+            if let Some(hint) = diagnose::hint(&e, &server) {
+                eprintln!("  {} {hint}", style("hint:").for_stderr().bold());
+            }
+            if verbose > 0 {
+                for (i, cause) in e.chain().enumerate() {
+                    eprintln!("  {i}: {}", term::sanitize(&cause.to_string(), false));
+                }
+            } else if e.chain().nth(1).is_some() {
+                eprintln!("  (-v shows every cause)");
+            }
             exit_code(&e)
         }
     };

@@ -112,7 +112,7 @@ fn without_a_terminal_or_answers_ferry_declines() {
 }
 
 #[test]
-fn unfit_answers_are_explained_and_declined() {
+fn unfit_answers_fail_the_command_with_the_reason() {
     let server = Everything::start();
     let o = ferry_at(
         &server,
@@ -124,7 +124,10 @@ fn unfit_answers_are_explained_and_declined() {
             r#"{"aspect_ratio": "4:3", "go_ahead": true}"#,
         ],
     );
-    assert_eq!(stdout(&o), "No image generated\n");
+    // 4:3 is not among the form's ratios: the command fails (exit 2) and says why,
+    // instead of declining in silence and printing the tool's answer to the decline.
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert_eq!(stdout(&o), "");
     assert!(stderr(&o).contains("does not fit"), "{}", stderr(&o));
 }
 
