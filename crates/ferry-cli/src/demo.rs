@@ -449,6 +449,46 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<Outcome> {
     result
 }
 
+/// Commands to try next, spelled with this binary's own path (relative to the current
+/// directory when it is under it), so they work as typed right after `cargo run`.
+fn next_steps() -> String {
+    let exe = std::env::current_exe().ok();
+    let cwd = std::env::current_dir().ok();
+    let ferry = match (&exe, &cwd) {
+        (Some(exe), Some(cwd)) => match exe.strip_prefix(cwd) {
+            Ok(rel) => rel.display().to_string(),
+            Err(_) => exe.display().to_string(),
+        },
+        (Some(exe), None) => exe.display().to_string(),
+        _ => "ferry".to_owned(),
+    };
+    let on_path = exe
+        .as_ref()
+        .and_then(|e| e.file_name())
+        .zip(std::env::var_os("PATH"))
+        .is_some_and(|(name, path)| {
+            std::env::split_paths(&path)
+                .any(|dir| dir.join(name) == exe.clone().unwrap_or_default())
+        });
+    let ferry = if on_path {
+        "ferry".to_owned()
+    } else {
+        shlex::try_quote(&ferry)
+            .map(|q| q.into_owned())
+            .unwrap_or(ferry)
+    };
+    let mut text = format!(
+        "Try it yourself: the same example server, started on stdio by the client:\n\
+         {ferry} --stdio \"{ferry} demo --serve-stdio\" tools\n\
+         {ferry} --stdio \"{ferry} demo --serve-stdio\" call confirm_delete path=/tmp/x\n\
+         or a server over HTTP: {ferry} --url http://HOST:PORT/mcp tools"
+    );
+    if !on_path {
+        text.push_str("\nTo have `ferry` on your PATH: cargo install --path crates/ferry-cli");
+    }
+    text
+}
+
 async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
     println!(
         "{}",
@@ -456,7 +496,10 @@ async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
             .bold()
     );
     explain(&format!(
-        "The example server ferry-everything runs inside this process at {}.\n\
+        "MCP lets an AI application (the client) use the tools, prompts and data a server offers.\n\
+         What follows is one such conversation, including a tool that stops to ask the user a\n\
+         question and then picks up where it left off (a multi round-trip request).\n\
+         The example server ferry-everything runs inside this process at {}.\n\
          A ferry client talks to it over Streamable HTTP: each request is a JSON-RPC message in an HTTP POST.",
         server.url
     ));
@@ -552,11 +595,7 @@ async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
 
     println!();
     println!("{}", style("Done.").bold());
-    explain(
-        "Try it on a server of your own:\n\
-         ferry --url http://127.0.0.1:3000/mcp tools\n\
-         ferry --stdio \"ferry-everything --stdio\" call confirm_delete path=/tmp/x",
-    );
+    explain(&next_steps());
     if let Err(e) = client.close().await {
         tracing::debug!(error = %e, "closing the demo client failed");
     }

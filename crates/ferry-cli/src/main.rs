@@ -154,6 +154,13 @@ fn describe(err: &anyhow::Error) -> String {
 async fn run(cli: Cli) -> anyhow::Result<Outcome> {
     match &cli.command {
         Command::Demo(args) => {
+            if cli.io.json {
+                return Err(UsageError::new(
+                    "the demo is a guided tour for people; for JSON, call a server yourself, e.g. \
+                     ferry --stdio \"ferry demo --serve-stdio\" call echo text=hi --json",
+                )
+                .into());
+            }
             if cli.server.url.is_some() || cli.server.stdio.is_some() {
                 return Err(UsageError::new(
                     "the demo starts its own server: leave out --url and --stdio",

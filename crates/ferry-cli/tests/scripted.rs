@@ -466,6 +466,23 @@ fn demo_walks_through_the_rounds_and_exits_0() {
     let round1 = out.find("3. tools/call").expect("round 1");
     let round2 = out.find("4. tools/call").expect("round 2");
     assert!(round1 < round2);
+    assert!(out.contains("MCP lets an AI application"), "{out}");
+
+    // The closing hints work as typed.
+    let hint = out
+        .lines()
+        .map(str::trim)
+        .find(|l| l.contains("call confirm_delete path=/tmp/x"))
+        .unwrap_or_else(|| panic!("no call hint in:\n{out}"));
+    let mut words = shlex::split(hint).expect("a command line");
+    words.extend(["--answers".to_owned(), r#"{"confirm": true}"#.to_owned()]);
+    let o = run({
+        let mut c = std::process::Command::new(&words[0]);
+        c.args(&words[1..]);
+        c
+    });
+    assert_eq!(o.status.code(), Some(0), "{hint}: {}", stderr(&o));
+    assert_eq!(stdout(&o), "Deleted /tmp/x\n");
 }
 
 #[test]
@@ -487,4 +504,11 @@ fn demo_refuses_a_server_and_interactive_without_terminal() {
         "{}",
         stderr(&o)
     );
+    let o = run({
+        let mut c = ferry();
+        c.args(["demo", "--json"]);
+        c
+    });
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("guided tour"), "{}", stderr(&o));
 }
