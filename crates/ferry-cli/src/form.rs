@@ -115,7 +115,7 @@ pub fn fill(
     match run(p, request, initial) {
         Ok(result) => {
             let note = match result.action {
-                ferry_client::ferry_protocol::elicitation::ElicitAction::Accept => "Sent.",
+                ferry_client::ferry_protocol::elicitation::ElicitAction::Accept => "Accepted.",
                 ferry_client::ferry_protocol::elicitation::ElicitAction::Decline => "Declined.",
                 ferry_client::ferry_protocol::elicitation::ElicitAction::Cancel => "Cancelled.",
             };

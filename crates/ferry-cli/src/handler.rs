@@ -32,6 +32,9 @@ pub struct CliHandler {
     /// Why `--answers` could not answer a question no one else can: the command fails
     /// with it (exit code 2) instead of succeeding on a cancelled question.
     problem: Mutex<Option<String>>,
+    /// URL-mode questions already answered in this run (by their message and the URL's
+    /// host), so that one asked again is announced as not finished.
+    url_asks: Mutex<HashSet<String>>,
 }
 
 fn who(context: &AskContext) -> String {
@@ -64,7 +67,21 @@ impl CliHandler {
             refused: Mutex::new(HashSet::new()),
             terminal: Arc::new(tokio::sync::Mutex::new(())),
             problem: Mutex::new(None),
+            url_asks: Mutex::new(HashSet::new()),
         }
+    }
+
+    /// Whether this URL question was asked before in this run (and remembers it).
+    fn asked_again(&self, request: &UrlRequest) -> bool {
+        let host = url::Url::parse(&request.url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default();
+        let key = format!("{host}\u{0}{}", request.message);
+        self.url_asks
+            .lock()
+            .map(|mut seen| !seen.insert(key))
+            .unwrap_or(false)
     }
 
     /// Records why the answers do not fit (the first reason is kept).
@@ -168,6 +185,12 @@ impl CliHandler {
     }
 
     async fn url(&self, request: &UrlRequest) -> ElicitResult {
+        if self.asked_again(request) {
+            note(&format!(
+                "{} asks again: the page was not finished yet. Open it and complete it, then answer.",
+                who(&request.context)
+            ));
+        }
         if let Some(answer) = self.answers.as_ref().and_then(|a| a.url(request)) {
             match answer {
                 Ok(r) => {

@@ -512,3 +512,26 @@ fn demo_refuses_a_server_and_interactive_without_terminal() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("guided tour"), "{}", stderr(&o));
 }
+
+#[test]
+fn a_url_question_asked_again_says_the_page_was_not_finished() {
+    let mut cmd = ferry();
+    cmd.args([
+        "--stdio",
+        &support::everything_stdio(),
+        "call",
+        "connect_account",
+        "service=github",
+        "--answers",
+        r#"{"connect-1": "accept", "connect-2": "decline"}"#,
+    ]);
+    let o = run(cmd);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let err = stderr(&o);
+    let again = "(question \"connect-2\") asks again: the page was not finished yet";
+    assert!(err.contains(again), "{err}");
+    assert!(
+        !err.contains("(question \"connect-1\") asks again"),
+        "the first ask is not a re-ask: {err}"
+    );
+}
