@@ -37,7 +37,10 @@ mkdir -p "$OUT"
 binary() {
   case "$1" in
     ceiling) echo "$BENCH/target/release/ceiling" ;;
-    ferry) echo "$ROOT/target/release/ferry-everything" ;;
+    ferry)
+      # The binary bench/run.sh measured: dist for figures, release after a smoke run.
+      if [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
+      else echo "$ROOT/target/release/ferry-everything"; fi ;;
     rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
     *) echo "profile.sh: no profile for $1" >&2; exit 2 ;;
   esac

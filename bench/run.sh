@@ -90,13 +90,12 @@ if [[ " ${SERVER_LIST[*]} " == *" python "* ]]; then
 fi
 
 # ---------------------------------------------------------------- builds
-if [[ $MODE == smoke ]]; then
-  # Smoke mode checks the harness, not the figures: a release build without link-time
-  # optimization takes a fraction of the time. Measured runs use the release profile as is.
-  export CARGO_PROFILE_RELEASE_LTO=false CARGO_PROFILE_RELEASE_CODEGEN_UNITS=16
-fi
-say "build (release): ferry-everything, and the bench workspace (ceiling, rmcp-echo, loadgen)"
-(cd "$ROOT" && cargo build --release --quiet -p ferry-everything)
+# Figures come from the fully optimised `dist` profile; smoke mode checks the harness, not
+# the figures, and builds the quicker `release` profile.
+FERRY_PROFILE=dist
+[[ $MODE == smoke ]] && FERRY_PROFILE=release
+say "build ($FERRY_PROFILE): ferry-everything, and the bench workspace (ceiling, rmcp-echo, loadgen)"
+(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
 (cd "$BENCH" && cargo build --release --quiet --locked)
 LOADGEN="$BENCH/target/release/loadgen"
 
@@ -142,7 +141,7 @@ server_argv() {
   case "$name" in
     ceiling) ARGV=("$BENCH/target/release/ceiling") ;;
     ferry)
-      ARGV=("$ROOT/target/release/ferry-everything")
+      ARGV=("$ROOT/target/$FERRY_PROFILE/ferry-everything")
       read -r -a extra <<<"$FERRY_ARGS"
       ARGV+=("${extra[@]}")
       ;;
