@@ -80,8 +80,10 @@ fn init_logging(verbose: u8) {
         2 => EnvFilter::new("info,ferry=debug,ferry_client=debug"),
         _ => EnvFilter::new("debug,ferry=trace,ferry_client=trace"),
     };
+    // Colours only on a terminal: logs redirected to a file stay plain text.
     let _ = tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(console::colors_enabled_stderr())
         .with_env_filter(filter)
         .try_init();
 }

@@ -66,12 +66,29 @@ fn nothing_listening_asks_whether_the_server_runs() {
     );
     assert!(stderr(&out).contains("-v shows every cause"));
     let mut cmd = ferry();
-    cmd.args(["-v", "--url", &url, "tools"]);
+    // Not a terminal: no colours, even when the environment does not forbid them.
+    cmd.env_remove("NO_COLOR")
+        .args(["-v", "--url", &url, "tools"]);
     let verbose = run(cmd);
     assert!(
         stderr(&verbose).contains("Connection refused"),
         "-v shows the chain: {}",
         stderr(&verbose)
+    );
+    assert!(
+        !stderr(&verbose).contains('\u{1b}'),
+        "plain text off a terminal: {:?}",
+        stderr(&verbose)
+    );
+    let mut cmd = ferry();
+    cmd.env_remove("NO_COLOR")
+        .args(["-v", "--stdio", &everything_stdio(), "tools"]);
+    let logged = run(cmd);
+    let log = stderr(&logged);
+    assert!(log.contains("INFO") && log.contains("connected"), "{log}");
+    assert!(
+        !log.contains('\u{1b}'),
+        "logs off a terminal are plain: {log:?}"
     );
 }
 
