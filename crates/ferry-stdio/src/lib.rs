@@ -337,6 +337,17 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
     }
 }
 
+/// How long the writer waits after a progress notification before writing on (a flush
+/// and a yield are not enough for a client that reads slowly to see it alone).
+const PROGRESS_GAP: std::time::Duration = std::time::Duration::from_millis(1);
+
+/// Whether a serialised message is a `notifications/progress`: Ferry writes a
+/// notification's `method` right after `jsonrpc`, so one comparison of its opening bytes
+/// tells (a message written otherwise is simply not treated specially).
+fn is_progress(msg: &[u8]) -> bool {
+    msg.starts_with(br#"{"jsonrpc":"2.0","method":"notifications/progress""#)
+}
+
 async fn write_loop<W: AsyncWrite + Unpin>(
     writer: W,
     mut rx: mpsc::Receiver<Bytes>,
@@ -345,12 +356,22 @@ async fn write_loop<W: AsyncWrite + Unpin>(
     while let Some(msg) = rx.recv().await {
         out.write_all(&msg).await?;
         out.write_all(b"\n").await?;
-        // Write everything already queued before flushing once.
-        while let Ok(more) = rx.try_recv() {
+        // Write everything already queued before flushing once, except that a progress
+        // notification goes out on its own, ahead of what follows: some clients (the
+        // TypeScript SDK's stdio client among them) drop a progress notification that
+        // arrives in the same read as the request's result.
+        let mut progress = is_progress(&msg);
+        while !progress {
+            let Ok(more) = rx.try_recv() else { break };
             out.write_all(&more).await?;
             out.write_all(b"\n").await?;
+            progress = is_progress(&more);
         }
         out.flush().await?;
+        if progress {
+            // Let the peer read it before the next message lands in the pipe.
+            tokio::time::sleep(PROGRESS_GAP).await;
+        }
     }
     out.flush().await?;
     out.shutdown().await.or(Ok(()))
