@@ -33,41 +33,14 @@ done
 if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
 command -v node >/dev/null || { echo "auth.sh: node is missing" >&2; exit 1; }
 
-say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
 AS_DIR="$ROOT/tools/oidc-provider"
 if [[ ! -d "$AS_DIR/node_modules/oidc-provider" ]]; then
   say "install the authorization server (npm ci --prefix tools/oidc-provider)"
   npm ci --prefix "$AS_DIR" --no-audit --no-fund --loglevel=error
 fi
-# Figures come from the fully optimised `dist` profile; smoke mode checks the harness, not
-# the figures, and builds the quicker `release` profile.
-FERRY_PROFILE=dist
-[[ $MODE == smoke ]] && FERRY_PROFILE=release
-say "build ($FERRY_PROFILE): ferry-everything and loadgen"
-(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
-(cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
-LOADGEN="$BENCH/target/release/loadgen"
-BIN="$ROOT/target/$FERRY_PROFILE/ferry-everything"
-
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-USED=""
-free_port() {
-  local p
-  while :; do
-    p=$(( 20000 + RANDOM % 10000 ))
-    if ! port_taken "$p" && [[ " $USED " != *" $p "* ]]; then USED="$USED $p"; echo "$p"; return; fi
-  done
-}
+build_servers
 
 SECRET="bench-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 # stdin stays open (a FIFO held by this script): the server stops when it closes.

@@ -38,36 +38,11 @@ command -v redis-server >/dev/null || { echo "redis.sh: redis-server is missing"
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [[ -x "$NGINX" ]] || { echo "redis.sh: nginx is missing" >&2; exit 1; }
 
-say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
-# Figures come from the fully optimised `dist` profile; smoke mode checks the harness, not
-# the figures, and builds the quicker `release` profile.
-FERRY_PROFILE=dist
-[[ $MODE == smoke ]] && FERRY_PROFILE=release
-say "build ($FERRY_PROFILE): ferry-everything and loadgen"
-(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
-(cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
-LOADGEN="$BENCH/target/release/loadgen"
-BIN="$ROOT/target/$FERRY_PROFILE/ferry-everything"
-
-WORK="$(mktemp -d)"
-PIDS=()
-cleanup() {
-  local pid
-  for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  rm -rf "$WORK"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-port_taken() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-USED=""
-free_port() {
-  local p
-  while :; do
-    p=$(( 20000 + RANDOM % 10000 ))
-    if ! port_taken "$p" && [[ " $USED " != *" $p "* ]]; then USED="$USED $p"; echo "$p"; return; fi
-  done
-}
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+# shellcheck source=deploy/nginx.sh
+source "$ROOT/deploy/nginx.sh"
+build_servers
 
 REDIS_PORT="$(free_port)"
 taskset -c "$REDIS_CPU" redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" \
@@ -97,28 +72,7 @@ SERVERS=""
 for name in redis peer1 peer2; do
   SERVERS+="    server 127.0.0.1:${PORT[$name]} max_fails=1 fail_timeout=5s;"$'\n'
 done
-mkdir -p "$WORK/nginx"
-python3 - "$ROOT/deploy/nginx.conf.template" "${PORT[nginx]}" "$SERVERS" >"$WORK/nginx/ferry.conf" <<'PY'
-import sys
-template, port, servers = sys.argv[1], sys.argv[2], sys.argv[3]
-print(open(template).read().replace("{port}", port).replace("{servers}", servers.rstrip("\n")))
-PY
-cat >"$WORK/nginx/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  include $WORK/nginx/ferry.conf;
-}
-CONF
+write_nginx_conf "$WORK/nginx" "${PORT[nginx]}" "$SERVERS" off
 taskset -c "$SERVER_CPU" "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" 2>>"$WORK/nginx/error.log" &
 PIDS+=($!)
 "$LOADGEN" check --url "http://127.0.0.1:${PORT[nginx]}/mcp" --wait 30 >/dev/null \

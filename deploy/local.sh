@@ -71,29 +71,9 @@ for i in $(seq "$INSTANCES"); do
 done
 
 NGINX_PORT="$(free_port)"
-mkdir -p "$WORK/nginx"
-python3 - "$DEPLOY/nginx.conf.template" "$NGINX_PORT" "$SERVERS" >"$WORK/nginx/ferry.conf" <<'PY'
-import sys
-template, port, servers = sys.argv[1], sys.argv[2], sys.argv[3]
-print(open(template).read().replace("{port}", port).replace("{servers}", servers.rstrip("\n")))
-PY
-cat >"$WORK/nginx/nginx.conf" <<CONF
-daemon off;
-user root;
-worker_processes 1;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-events { worker_connections 1024; }
-http {
-  access_log $WORK/nginx/access.log;
-  client_body_temp_path $WORK/nginx/body;
-  proxy_temp_path $WORK/nginx/proxy;
-  fastcgi_temp_path $WORK/nginx/fastcgi;
-  uwsgi_temp_path $WORK/nginx/uwsgi;
-  scgi_temp_path $WORK/nginx/scgi;
-  include $WORK/nginx/ferry.conf;
-}
-CONF
+# shellcheck source=deploy/nginx.sh
+source "$DEPLOY/nginx.sh"
+write_nginx_conf "$WORK/nginx" "$NGINX_PORT" "$SERVERS"
 "$NGINX" -p "$WORK/nginx" -c "$WORK/nginx/nginx.conf" 2>>"$WORK/nginx/error.log" &
 PIDS+=($!)
 wait_port "$NGINX_PORT"
