@@ -403,3 +403,71 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
         );
     }
 }
+
+/// `--metrics` serves Prometheus text at `GET /metrics` (no OTLP export needed): after an
+/// echo, a refused `requestState` and a listen stream, the counts are there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_text_at_get_metrics() {
+    let port = free_port();
+    let _server = Running(
+        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+            .args(["--http", &format!("127.0.0.1:{port}"), "--metrics"])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ferry-everything"),
+    );
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "ferry-everything did not start on {port}"
+    );
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let http = reqwest::Client::new();
+    let post = |name: &str, params: serde_json::Value| {
+        let mut params = params;
+        params["name"] = json!(name);
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        http.post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", name)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+            .send()
+    };
+    let echo = post("echo", json!({"arguments": {"text": "hi"}}))
+        .await
+        .expect("echo");
+    assert_eq!(echo.status(), 200);
+    let forged = post(
+        "confirm_delete",
+        json!({"arguments": {"path": "/tmp/x"}, "requestState": "not-a-sealed-state",
+            "inputResponses": {}}),
+    )
+    .await
+    .expect("a forged state is answered");
+    let body = forged.text().await.unwrap_or_default();
+    assert!(body.contains("requestState"), "{body}");
+
+    let text = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("text");
+    for needle in [
+        "mcp_server_operation_duration",
+        "mcp_method_name=\"tools/call\"",
+        "ferry_mcp_server_requests",
+        "ferry_outcome=\"ok\"",
+        "ferry_mcp_server_request_state_refusals",
+    ] {
+        assert!(text.contains(needle), "{needle} in:\n{text}");
+    }
+}

@@ -46,7 +46,9 @@ use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 pub use config::{ExportConfig, Protocol};
-pub use metrics::{CLIENT_REQUEST_TARGET, SERVER_REQUEST_TARGET, STATE_TARGET};
+pub use metrics::{
+    CLIENT_REQUEST_TARGET, LISTEN_TARGET, SERVER_REQUEST_TARGET, STATE_TARGET, TASK_TARGET,
+};
 pub use prometheus_text::MetricsText;
 
 /// What can go wrong setting telemetry up.
@@ -296,12 +298,14 @@ fn otel_filter() -> Targets {
     f
 }
 
-/// What the metrics layer sees: request spans and refusal events only.
+/// What the metrics layer sees: request spans and the events it counts.
 fn metrics_filter() -> Targets {
     Targets::new()
         .with_target(SERVER_REQUEST_TARGET, tracing::Level::INFO)
         .with_target(CLIENT_REQUEST_TARGET, tracing::Level::INFO)
         .with_target(STATE_TARGET, tracing::Level::INFO)
+        .with_target(LISTEN_TARGET, tracing::Level::DEBUG)
+        .with_target(TASK_TARGET, tracing::Level::DEBUG)
 }
 
 fn resource(default_name: &str, env_name: Option<&str>) -> Resource {

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use opentelemetry::KeyValue;
-use opentelemetry::metrics::{Counter, Histogram, Meter};
+use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
@@ -20,6 +20,10 @@ pub const SERVER_REQUEST_TARGET: &str = "ferry_server::request";
 pub const CLIENT_REQUEST_TARGET: &str = "ferry_client::request";
 /// `tracing` target of `requestState` refusal events.
 pub const STATE_TARGET: &str = "ferry_server::state";
+/// `tracing` target of listen streams opening and closing.
+pub const LISTEN_TARGET: &str = "ferry_server::listen";
+/// `tracing` target of task status events.
+pub const TASK_TARGET: &str = "ferry_server::task";
 
 /// Bucket boundaries the convention advises for operation durations, in seconds.
 const DURATION_BOUNDARIES: [f64; 14] = [
@@ -34,6 +38,8 @@ pub(crate) struct Instruments {
     requests: Counter<u64>,
     rounds: Histogram<u64>,
     refusals: Counter<u64>,
+    listen_streams: UpDownCounter<i64>,
+    tasks: Counter<u64>,
 }
 
 impl Instruments {
@@ -66,6 +72,16 @@ impl Instruments {
                 .u64_counter("ferry.mcp.server.request_state.refusals")
                 .with_unit("{refusal}")
                 .with_description("requestState refusals, by reason")
+                .build(),
+            listen_streams: meter
+                .i64_up_down_counter("ferry.mcp.server.listen.streams")
+                .with_unit("{stream}")
+                .with_description("subscriptions/listen streams open")
+                .build(),
+            tasks: meter
+                .u64_counter("ferry.mcp.server.tasks")
+                .with_unit("{task}")
+                .with_description("Task status changes, by the status reached")
                 .build(),
         }
     }
@@ -144,20 +160,34 @@ impl Visit for Fields {
     }
 }
 
-/// The `reason` field of a refusal event.
+/// The fields of the events the layer counts.
 #[derive(Default)]
-struct Reason(Option<String>);
+struct EventFields {
+    reason: Option<String>,
+    status: Option<String>,
+    change: i64,
+}
 
-impl Visit for Reason {
+impl Visit for EventFields {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "reason" {
-            self.0 = Some(value.to_owned());
+        match field.name() {
+            "reason" => self.reason = Some(value.to_owned()),
+            "status" => self.status = Some(value.to_owned()),
+            _ => {}
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        if field.name() == "change" {
+            self.change = value;
         }
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "reason" {
-            self.0 = Some(format!("{value:?}"));
+        match field.name() {
+            "reason" => self.reason = Some(format!("{value:?}")),
+            "status" => self.status = Some(format!("{value:?}").trim_matches('"').to_owned()),
+            _ => {}
         }
     }
 }
@@ -194,15 +224,27 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
-        if event.metadata().target() != STATE_TARGET {
+        let target = event.metadata().target();
+        if ![STATE_TARGET, LISTEN_TARGET, TASK_TARGET].contains(&target) {
             return;
         }
-        let mut reason = Reason::default();
-        event.record(&mut reason);
-        let reason = reason.0.unwrap_or_else(|| "unknown".to_owned());
-        self.instruments
-            .refusals
-            .add(1, &[KeyValue::new("ferry.refusal.reason", reason)]);
+        let mut f = EventFields::default();
+        event.record(&mut f);
+        match target {
+            STATE_TARGET => {
+                let reason = f.reason.unwrap_or_else(|| "unknown".to_owned());
+                self.instruments
+                    .refusals
+                    .add(1, &[KeyValue::new("ferry.refusal.reason", reason)]);
+            }
+            LISTEN_TARGET => self.instruments.listen_streams.add(f.change, &[]),
+            _ => {
+                let status = f.status.unwrap_or_else(|| "unknown".to_owned());
+                self.instruments
+                    .tasks
+                    .add(1, &[KeyValue::new("ferry.task.status", status)]);
+            }
+        }
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {

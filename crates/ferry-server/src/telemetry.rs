@@ -26,6 +26,14 @@ pub const REQUEST_TARGET: &str = "ferry_server::request";
 /// `reason` field; the state itself is never logged).
 pub const STATE_TARGET: &str = "ferry_server::state";
 
+/// The `tracing` target of the events that open and close `subscriptions/listen`
+/// streams (field `change`: `1` opened, `-1` closed).
+pub const LISTEN_TARGET: &str = "ferry_server::listen";
+
+/// The `tracing` target of the events that record a task's status (field `status`:
+/// `working` when created, then `input_required`, `completed`, `failed`, `cancelled`).
+pub const TASK_TARGET: &str = "ferry_server::task";
+
 /// The span of one incoming request. Disabled (and free) unless a subscriber wants it.
 pub(crate) fn request_span(
     method: &str,
@@ -223,4 +231,25 @@ fn new_call_id() -> Option<String> {
     let mut id = [0u8; 12];
     getrandom::fill(&mut id).ok()?;
     Some(base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(id))
+}
+
+/// Counts a listen stream while it lives: an event when opened, another when dropped.
+pub(crate) struct ListenCount(());
+
+impl ListenCount {
+    pub(crate) fn open() -> Self {
+        tracing::debug!(target: LISTEN_TARGET, change = 1i64, "listen stream opened");
+        ListenCount(())
+    }
+}
+
+impl Drop for ListenCount {
+    fn drop(&mut self) {
+        tracing::debug!(target: LISTEN_TARGET, change = -1i64, "listen stream closed");
+    }
+}
+
+/// A task reached `status`.
+pub(crate) fn task_status(status: ferry_protocol::tasks::TaskStatus) {
+    tracing::debug!(target: TASK_TARGET, status = status.as_str(), "task status");
 }
