@@ -225,6 +225,11 @@ pub struct CallArgs {
     /// All arguments as one JSON object (or @FILE, @- for stdin).
     #[arg(long = "args", value_name = "JSON")]
     pub args_json: Option<String>,
+
+    /// Trace the call (OpenTelemetry) and print its trace id on stderr; the spans are
+    /// exported when OTEL_EXPORTER_OTLP_ENDPOINT is set.
+    #[arg(long)]
+    pub trace: bool,
 }
 
 /// `ferry prompt`.

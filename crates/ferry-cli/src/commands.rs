@@ -166,10 +166,29 @@ async fn call(
     let options = CallOptions::new()
         .on_progress(move |p| ui.report(p))
         .on_task_status(move |t| status.task_status(t));
-    let result = match client
-        .call_tool_with(&args.tool, serde_json::Value::Object(arguments), &options)
-        .await
-    {
+    let span = if args.trace {
+        tracing::info_span!(
+            "ferry call",
+            otel.name = format!("ferry call {}", args.tool)
+        )
+    } else {
+        tracing::Span::none()
+    };
+    let traced = tracing::Instrument::instrument(
+        client.call_tool_with(&args.tool, serde_json::Value::Object(arguments), &options),
+        span.clone(),
+    )
+    .await;
+    if args.trace {
+        match ferry_protocol::trace::context_of(&span)
+            .as_ref()
+            .and_then(|cx| cx.trace_id().map(str::to_owned))
+        {
+            Some(id) => eprintln!("trace id: {id}"),
+            None => eprintln!("trace id: none (tracing is off)"),
+        }
+    }
+    let result = match traced {
         Ok(result) => result,
         Err(e) => {
             let hint = match e.rpc() {

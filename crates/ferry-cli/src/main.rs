@@ -67,6 +67,45 @@ mod exit {
     pub const INTERRUPTED: u8 = 130;
 }
 
+/// Logging, and OpenTelemetry when `OTEL_EXPORTER_OTLP_ENDPOINT` is set or the call is
+/// traced (`ferry call --trace`). The guard flushes the exporters when dropped.
+fn init_telemetry(cli: &Cli) -> Option<ferry_otel::TelemetryGuard> {
+    let traced = matches!(&cli.command, Command::Call(c) if c.trace);
+    let export = match ferry_otel::ExportConfig::from_env() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("ferry: {e}; not exporting");
+            init_logging(cli.verbose);
+            return None;
+        }
+    };
+    if !export.enabled && !traced {
+        init_logging(cli.verbose);
+        return None;
+    }
+    let filter = match cli.verbose {
+        0 => std::env::var("FERRY_LOG")
+            .ok()
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "off".to_owned()),
+        1 => "warn,ferry=info,ferry_client=info".to_owned(),
+        2 => "info,ferry=debug,ferry_client=debug".to_owned(),
+        _ => "debug,ferry=trace,ferry_client=trace".to_owned(),
+    };
+    match ferry_otel::Telemetry::new("ferry")
+        .export(export)
+        .log_filter(filter)
+        .always_trace(traced)
+        .init()
+    {
+        Ok(guard) => Some(guard),
+        Err(e) => {
+            eprintln!("ferry: telemetry is off: {e}");
+            None
+        }
+    }
+}
+
 fn init_logging(verbose: u8) {
     use tracing_subscriber::EnvFilter;
     let filter = match verbose {
@@ -180,7 +219,7 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    init_logging(cli.verbose);
+    let _telemetry = init_telemetry(&cli);
     if let Command::Lint(args) = &cli.command {
         if cli.server.url.is_some() || cli.server.stdio.is_some() {
             eprintln!("ferry: error: lint reads source files: leave out --url and --stdio");

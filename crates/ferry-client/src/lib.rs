@@ -80,6 +80,7 @@ mod options;
 mod pages;
 pub mod sse;
 mod tasks;
+pub mod telemetry;
 mod tool_headers;
 mod transport;
 

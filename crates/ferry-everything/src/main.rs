@@ -101,41 +101,40 @@ struct Args {
     /// The prefix of every Redis key and channel (instances of one deployment share it).
     #[arg(long, value_name = "PREFIX", default_value = ferry_redis::DEFAULT_PREFIX)]
     redis_prefix: String,
+    /// Serve Prometheus text of the MCP metrics at `GET /metrics` (HTTP only).
+    #[arg(long)]
+    metrics: bool,
+    /// Log JSON lines on stderr instead of text.
+    #[arg(long)]
+    log_json: bool,
 }
 
 #[tokio::main]
 async fn main() {
-    init_logging();
-    if let Err(e) = run(Args::parse()).await {
+    let args = Args::parse();
+    // Logs on stderr, filtered by `RUST_LOG` (`target=level` directives, default `info`;
+    // a plain target filter, so no regex engine is compiled at start-up); spans and
+    // metrics exported over OTLP when `OTEL_EXPORTER_OTLP_ENDPOINT` is set.
+    let telemetry = match ferry_otel::Telemetry::new("ferry-everything")
+        .json_logs(args.log_json)
+        .prometheus(args.metrics)
+        .init()
+    {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("ferry-everything: {e}");
+            std::process::exit(2);
+        }
+    };
+    let result = run(args, telemetry.metrics_router()).await;
+    drop(telemetry);
+    if let Err(e) = result {
         eprintln!("ferry-everything: {e}");
         std::process::exit(1);
     }
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` as `target=level` directives (default `info`).
-///
-/// A plain target filter: no regex engine is compiled at start-up, which keeps the idle
-/// server's resident memory low.
-fn init_logging() {
-    use tracing_subscriber::filter::Targets;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-
-    let default = || Targets::new().with_default(tracing::Level::INFO);
-    let filter = match std::env::var("RUST_LOG") {
-        Ok(spec) if !spec.trim().is_empty() => spec.parse::<Targets>().unwrap_or_else(|e| {
-            eprintln!("ferry-everything: RUST_LOG ignored ({e}); logging at info");
-            default()
-        }),
-        _ => default(),
-    };
-    tracing_subscriber::registry()
-        .with(tracing_subscriber::fmt::layer().with_writer(std::io::stderr))
-        .with(filter)
-        .init();
-}
-
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+async fn run(args: Args, metrics: Option<axum::Router>) -> Result<(), Box<dyn std::error::Error>> {
     let mut tokens = StaticTokens::new();
     for spec in &args.dev_tokens {
         let (name, token) = spec
@@ -237,7 +236,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     // accepted for the grace period, then calls in flight finish and listen streams end
     // with their completion result.
     let mut serve = ferry_http::serve(listener, mcp)
-        .app(site(state, layer.as_ref()))
+        .app(match metrics {
+            Some(m) => site(state, layer.as_ref()).merge(m),
+            None => site(state, layer.as_ref()),
+        })
         .layer(tower::util::option_layer(layer));
     if let Some(probe) = readiness {
         // /readyz follows Redis: 503 while it is unreachable.

@@ -86,6 +86,7 @@ pub mod sampling;
 pub mod subscriptions;
 pub mod tasks;
 pub mod tools;
+pub mod trace;
 
 #[cfg(feature = "schema-validation")]
 pub mod testing;

@@ -459,6 +459,8 @@ pub(crate) struct AskBook {
     pub(crate) app_out: Option<Value>,
     /// `elicitationId`s of URL asks sent on a 2025-11-25 session, by key.
     pub(crate) url_ids: BTreeMap<String, String>,
+    /// The traced call this round belongs to (multi round-trip rounds), when traced.
+    pub(crate) trace: Option<ferry_state::CallTrace>,
 }
 
 impl AskBook {

@@ -174,9 +174,34 @@ impl Server {
         match request::decode(body) {
             Ok(Incoming::Request(req)) => {
                 let id = req.id;
-                match self.request(&id, req.method, req.params, env) {
-                    Ok(h) => h,
-                    Err(f) => Handled::Reply(Reply::failure(Some(&id), &f)),
+                let span = crate::telemetry::request_span(
+                    req.method.as_str(),
+                    req.params.name_value(),
+                    &id,
+                    req.params.meta(),
+                    &env,
+                );
+                let handled = {
+                    let _entered = span.enter();
+                    match self.request(&id, req.method, req.params, env) {
+                        Ok(h) => h,
+                        Err(f) => Handled::Reply(Reply::failure(Some(&id), &f)),
+                    }
+                };
+                match handled {
+                    Handled::Pending(mut call) => {
+                        call.span = span;
+                        Handled::Pending(call)
+                    }
+                    Handled::Reply(reply) => {
+                        crate::telemetry::finish(&span, &reply);
+                        Handled::Reply(reply)
+                    }
+                    Handled::Initialized { reply, session } => {
+                        crate::telemetry::finish(&span, &reply);
+                        Handled::Initialized { reply, session }
+                    }
+                    other => other,
                 }
             }
             Ok(Incoming::Notification { method, params }) => self
@@ -329,6 +354,7 @@ impl Server {
         };
         let pending = |kind: CallKind, streaming: Streaming, checked: Checked| {
             Ok(Handled::Pending(PendingCall {
+                span: tracing::Span::none(),
                 streaming,
                 base: Base {
                     server: self.clone(),

@@ -61,6 +61,7 @@ mod schema;
 mod server;
 mod session;
 pub mod tasks;
+pub mod telemetry;
 mod tool;
 pub mod uri_template;
 

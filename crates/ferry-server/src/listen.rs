@@ -166,6 +166,7 @@ pub struct ListenStream {
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
     /// The tasks it follows, if any.
     tasks: Option<Box<TaskEvents>>,
+    _count: crate::telemetry::ListenCount,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -200,6 +201,7 @@ impl ListenStream {
             events: ReusableBoxFuture::new(next_event(rx)),
             shutdown,
             tasks,
+            _count: crate::telemetry::ListenCount::open(),
         }
     }
 

@@ -118,7 +118,7 @@ pub(crate) async fn open(
     let claims = match server.state.verify(&token, &bound.binding()) {
         Ok(c) => c,
         Err(rejected) => {
-            tracing::debug!(reason = %rejected.reason(), "requestState refused");
+            crate::telemetry::state_refused(&rejected.reason());
             return Err(invalid_state());
         }
     };
@@ -126,11 +126,12 @@ pub(crate) async fn open(
         match server.ledger.redeem(&claims.jti, claims.expires_at).await {
             Ok(Redemption::First) => {}
             Ok(Redemption::Replayed) => {
-                tracing::debug!("requestState replayed after redemption");
+                crate::telemetry::state_refused(&"replayed");
                 return Err(invalid_state());
             }
             Err(e) => {
                 tracing::warn!(error = %e, "replay ledger unavailable; refusing single-use state");
+                crate::telemetry::state_refused(&"ledger_unavailable");
                 return Err(ErrorObject::internal(
                     "Internal error: the request could not be checked for replay",
                 ));
@@ -138,6 +139,7 @@ pub(crate) async fn open(
         }
     }
     book.answers = claims.answers;
+    book.trace = crate::telemetry::continue_call(claims.trace);
     let mut kinds = BTreeMap::new();
     for (key, asked) in claims.asked {
         let (kind, digest) = match asked.split_once(':') {
@@ -226,6 +228,7 @@ pub(crate) fn input_required(
     claims.asked = asked;
     claims.answers = answers;
     claims.app = book.app_out.or(book.app_in);
+    claims.trace = crate::telemetry::carry(book.trace);
     let token = server.state.issue(claims).map_err(|e| {
         tracing::warn!(error = %e, "requestState could not be issued");
         ErrorObject::internal("Internal error: the request's state is too large to continue")

@@ -71,6 +71,8 @@ impl Outcome {
 
 /// A request whose handler has yet to run.
 pub struct PendingCall {
+    /// The request's span (disabled unless a subscriber records it).
+    pub(crate) span: tracing::Span,
     pub(crate) streaming: Streaming,
     pub(crate) base: Base,
     pub(crate) kind: CallKind,
@@ -140,6 +142,7 @@ impl PendingCall {
                 filter,
             )),
             kind => Err(Box::new(PendingCall {
+                span: self.span,
                 streaming: self.streaming,
                 base: self.base,
                 kind,
@@ -159,6 +162,24 @@ impl PendingCall {
     /// The future is boxed once here, sized for its kind of request: a long-lived
     /// `subscriptions/listen` stream holds only what it needs.
     pub fn run(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
+        if self.span.is_disabled() {
+            return self.run_untraced(outbound);
+        }
+        let span = self.span.clone();
+        let work = {
+            let _entered = span.enter();
+            self.run_untraced(outbound)
+        };
+        Box::pin(async move {
+            let outcome = tracing::Instrument::instrument(work, span.clone()).await;
+            if let Outcome::Reply(reply) = &outcome {
+                crate::telemetry::finish(&span, reply);
+            }
+            outcome
+        })
+    }
+
+    fn run_untraced(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
         let PendingCall { base, kind, .. } = self;
         match kind {
             CallKind::Listen { filter } => Box::pin(async move {
@@ -492,6 +513,9 @@ async fn run_tool(
     cancel: CancellationToken,
 ) -> Reply {
     let finish = |mut r: CallToolResult| {
+        if r.is_error == Some(true) {
+            crate::telemetry::tool_error("the tool reported an error (isError)");
+        }
         r.result_type = base.result_type();
         Reply::result(&base.id, &r, base.meta_bytes())
     };

@@ -114,6 +114,27 @@ pub struct StateClaims {
         deserialize_with = "present_value"
     )]
     pub app: Option<Value>,
+    /// Tracing of the logical call this round belongs to; absent when the issuer
+    /// traced nothing.
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<CallTrace>,
+}
+
+/// What ties the rounds of one multi round-trip call together in traces: a stable call
+/// id, the round that issued the state, and that round's span (W3C `traceparent` form)
+/// for the next round to link to. Sealed with the rest of the state, so a client can
+/// neither read nor forge it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallTrace {
+    /// The logical call's id, the same in every round (random, base64url).
+    #[serde(rename = "c")]
+    pub call_id: String,
+    /// The round that issued this state (the first round is 1).
+    #[serde(rename = "n")]
+    pub round: u32,
+    /// The issuing round's span context as a `traceparent` value.
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    pub span: Option<String>,
 }
 
 /// Keeps `Some(Value::Null)` distinct from an absent field.
@@ -135,6 +156,7 @@ impl StateClaims {
             asked: BTreeMap::new(),
             answers: BTreeMap::new(),
             app: None,
+            trace: None,
         }
     }
 

@@ -90,7 +90,7 @@ mod ledger;
 mod random;
 mod seal;
 
-pub use claims::{Binding, StateClaims, canonical_json, digest_args, input_digest};
+pub use claims::{Binding, CallTrace, StateClaims, canonical_json, digest_args, input_digest};
 pub use clock::{Clock, ManualClock, SystemClock, unix_millis_now};
 pub use error::{REJECTED_MESSAGE, RejectReason, Rejected};
 pub use guard::{DEFAULT_CLOCK_SKEW, DEFAULT_TTL, IssueError, RedeemError, StateGuard};

@@ -9,6 +9,8 @@
 //!   `http`);
 //! - [`client`]: call servers of either era, with the multi round-trip loop driven by your
 //!   input handler (feature `client`);
+//! - [`otel`]: OpenTelemetry from the standard `OTEL_*` variables: OTLP export of the
+//!   request spans and MCP metrics, Prometheus text (feature `otel`);
 //! - [`protocol`]: every message type, for code that speaks the wire directly.
 //!
 //! ```no_run
@@ -57,6 +59,9 @@ pub use ferry_llm as llm;
 
 #[cfg(feature = "auth")]
 pub use ferry_auth as auth;
+
+#[cfg(feature = "otel")]
+pub use ferry_otel as otel;
 
 /// The repository README's examples, compiled and run as doctests (with every feature:
 /// `cargo test -p ferry --all-features --doc`).

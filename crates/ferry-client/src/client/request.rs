@@ -99,16 +99,46 @@ impl Inner {
         status == Some(404) && t.has_session()
     }
 
-    /// Sends a request once.
+    /// Sends a request once, in its own client span whose context goes in `_meta`.
     pub(crate) async fn call_once(&self, req: &Req<'_>, session: &Session) -> Result<Value> {
-        let legacy = session.era == Era::Legacy;
         let id = self.next_id();
+        let span = crate::telemetry::request_span(
+            req.method,
+            &req.params,
+            &id,
+            session,
+            self.transport.is_http(),
+        );
+        if span.is_disabled() {
+            return self.call_once_in(req, session, id, None).await;
+        }
+        let cx = ferry_protocol::trace::context_of(&span);
+        let result = tracing::Instrument::instrument(
+            self.call_once_in(req, session, id, cx.as_ref()),
+            span.clone(),
+        )
+        .await;
+        crate::telemetry::finish(&span, &result);
+        result
+    }
+
+    async fn call_once_in(
+        &self,
+        req: &Req<'_>,
+        session: &Session,
+        id: RequestId,
+        trace: Option<&ferry_protocol::trace::TraceContext>,
+    ) -> Result<Value> {
+        let legacy = session.era == Era::Legacy;
         let token = req
             .opts
             .progress
             .as_ref()
             .map(|_| self.next_progress_token());
-        let params = self.params_with_meta(req, session, token.as_ref());
+        let mut params = self.params_with_meta(req, session, token.as_ref());
+        if let Some(cx) = trace {
+            crate::telemetry::inject(&mut params, cx);
+        }
         let headers = if self.transport.is_http() {
             self.headers(req, session, &params)
         } else {

@@ -83,6 +83,7 @@ async fn create(
         .create(&record, config.max_per_principal)
         .await
         .map_err(refused)?;
+    crate::telemetry::task_status(record.status);
     tasks.ensure_sweeper();
     Ok(Created {
         run: Arc::new(TaskRun::new(tasks.clone(), &record)),

@@ -169,6 +169,9 @@ impl TaskRun {
             Ok(true)
         })
         .await;
+        if matches!(&written, Ok(Some(r)) if r.status == TaskStatus::InputRequired) {
+            crate::telemetry::task_status(TaskStatus::InputRequired);
+        }
         let problem = match written {
             Ok(Some(r)) if !r.is_terminal() => None,
             Ok(_) => Some(internal("the task ended while asking for input")),
@@ -294,7 +297,9 @@ impl TaskRun {
     async fn finish(&self, ending: Ending) {
         let mut delay = Duration::from_millis(50);
         for attempt in 0..4 {
+            let mut ended = None;
             let result = edit(&self.tasks, &self.id, |r| {
+                ended = None;
                 if r.is_terminal() {
                     return Ok(false);
                 }
@@ -323,10 +328,17 @@ impl TaskRun {
                         r.error = Some(ErrorObject::internal(format!("Internal error: {why}")));
                     }
                 }
+                ended = Some(r.status);
                 Ok(true)
             })
             .await;
             match result {
+                Ok(Some(_)) => {
+                    if let Some(status) = ended {
+                        crate::telemetry::task_status(status);
+                    }
+                    return;
+                }
                 Ok(_) => return,
                 Err(e) if attempt == 3 => {
                     tracing::error!(error = ?e, task = %self.id, "could not store a task's outcome");

@@ -1,0 +1,473 @@
+//! OpenTelemetry export on a real OTLP receiver: the `rotel` collector (PyPI `rotel`,
+//! its `rotel-agent` binary) listens on loopback and prints every span and metric it
+//! receives. A two-round `confirm_delete` from Ferry's client (exporting from this test
+//! process) against a real `ferry-everything` process (exporting from the environment)
+//! must arrive as one trace: client and server spans, the server spans parented on the
+//! client's, the two rounds sharing a call id and linked, the convention's attributes,
+//! and the duration histograms.
+//!
+//! Skipped when `rotel-agent` cannot be found, except under `FERRY_CI`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
+use ferry_client::{Client, FnHandler};
+use ferry_otel::{ExportConfig, Protocol, Telemetry};
+use ferry_testkit::services::{free_port, wait_for_port};
+use serde_json::json;
+use tracing::Instrument as _;
+
+/// The collector's binary: `FERRY_ROTEL_AGENT`, or beside the installed `rotel` package.
+fn rotel_agent() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FERRY_ROTEL_AGENT") {
+        return Some(PathBuf::from(p));
+    }
+    let out = Command::new("python3")
+        .args([
+            "-c",
+            "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))",
+        ])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    (out.status.success() && path.is_file()).then_some(path)
+}
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// One span as the receiver printed it.
+#[derive(Debug, Default, Clone)]
+struct Span {
+    service: String,
+    trace_id: String,
+    parent_id: String,
+    id: String,
+    name: String,
+    kind: String,
+    status: String,
+    attributes: BTreeMap<String, String>,
+    /// Span ids named in the span's links.
+    links: Vec<String>,
+}
+
+/// Parses the receiver's detailed debug output into spans and the names of the metrics
+/// each service sent.
+fn parse(text: &str) -> (Vec<Span>, BTreeSet<(String, String)>) {
+    let mut spans = Vec::new();
+    let mut metrics = BTreeSet::new();
+    let mut service = String::new();
+    let mut current: Option<Span> = None;
+    let mut section = "";
+    for raw in text.lines() {
+        let line = raw.trim();
+        if line.starts_with("ResourceSpans #") || line.starts_with("ResourceMetrics #") {
+            spans.extend(current.take());
+            section = "resource";
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("-> service.name: Str(")
+            && section == "resource"
+        {
+            service = v.trim_end_matches(')').to_owned();
+            continue;
+        }
+        if let Some(v) = line.strip_prefix("-> Name: ") {
+            metrics.insert((service.clone(), v.to_owned()));
+            continue;
+        }
+        if line.starts_with("Span #") {
+            spans.extend(current.take());
+            current = Some(Span {
+                service: service.clone(),
+                ..Span::default()
+            });
+            section = "span";
+            continue;
+        }
+        let Some(span) = current.as_mut() else {
+            continue;
+        };
+        if !line.contains("->") && line.ends_with(':') && !line.contains(" : ") {
+            section = match line {
+                "Attributes:" => "attributes",
+                l if l.starts_with("Links") => "links",
+                l if l.starts_with("Events") => "events",
+                _ => section,
+            };
+            continue;
+        }
+        if line.starts_with("Links") || line.starts_with("SpanLink") || line.starts_with("Link #") {
+            section = "links";
+        }
+        let field = |name: &str| {
+            line.strip_prefix(name)
+                .and_then(|r| r.trim_start().strip_prefix(':'))
+                .map(|v| v.trim().to_owned())
+        };
+        match section {
+            "span" => {
+                if let Some(v) = field("Trace ID") {
+                    span.trace_id = v;
+                } else if let Some(v) = field("Parent ID") {
+                    span.parent_id = v;
+                } else if let Some(v) = field("ID") {
+                    span.id = v;
+                } else if let Some(v) = field("Name") {
+                    span.name = v;
+                } else if let Some(v) = field("Kind") {
+                    span.kind = v;
+                } else if let Some(v) = field("Status code") {
+                    span.status = v;
+                }
+            }
+            "attributes" => {
+                if let Some(rest) = line.strip_prefix("-> ")
+                    && let Some((k, v)) = rest.split_once(": ")
+                {
+                    let v = v
+                        .split_once('(')
+                        .map(|(_, v)| v.trim_end_matches(')'))
+                        .unwrap_or(v);
+                    span.attributes.insert(k.to_owned(), v.to_owned());
+                }
+            }
+            "links" => {
+                for word in line.split(|c: char| !c.is_ascii_hexdigit()) {
+                    if word.len() == 16 {
+                        span.links.push(word.to_owned());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    spans.extend(current);
+    (spans, metrics)
+}
+
+fn confirming() -> FnHandler {
+    FnHandler::new().on_form(|req| {
+        let mut content = BTreeMap::new();
+        for field in req.fields() {
+            if field.name == "confirm" {
+                content.insert("confirm".to_owned(), ElicitValue::Bool(true));
+            }
+        }
+        std::future::ready(ElicitResult::accept(content))
+    })
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+const SERVER: &str = "ferry-everything-under-test";
+const CLIENT: &str = "ferry-otel-test-client";
+const NAME: &str = "tools/call confirm_delete";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_two_round_call_arrives_as_one_linked_trace() {
+    let Some(agent) = rotel_agent() else {
+        if std::env::var_os("FERRY_CI").is_some() {
+            panic!("rotel-agent is required here (python3 -m pip install rotel)");
+        }
+        eprintln!("skipped: rotel-agent is not installed (python3 -m pip install rotel)");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let received = dir.path().join("received.txt");
+    let (otlp_port, grpc_port) = (free_port(), free_port());
+    let _rotel = Running(
+        Command::new(&agent)
+            .arg("start")
+            .args(["--otlp-http-endpoint", &format!("127.0.0.1:{otlp_port}")])
+            .args(["--otlp-grpc-endpoint", &format!("127.0.0.1:{grpc_port}")])
+            .args(["--exporter", "blackhole"])
+            .args(["--debug-log", "traces", "--debug-log", "metrics"])
+            .args(["--debug-log-verbosity", "detailed"])
+            .arg("--pid-file")
+            .arg(dir.path().join("rotel.pid"))
+            .arg("--log-file")
+            .arg(dir.path().join("rotel.log"))
+            .stdout(std::fs::File::create(&received).expect("output file"))
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start rotel-agent"),
+    );
+    assert!(
+        wait_for_port(otlp_port, Duration::from_secs(15)),
+        "the receiver did not listen on {otlp_port}"
+    );
+    let endpoint = format!("http://127.0.0.1:{otlp_port}");
+
+    let port = free_port();
+    let mut server = Running(
+        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+            .args(["--http", &format!("127.0.0.1:{port}"), "--drain-grace", "0"])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+            .env("OTEL_SERVICE_NAME", SERVER)
+            .env("OTEL_METRIC_EXPORT_INTERVAL", "500")
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ferry-everything"),
+    );
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "ferry-everything did not start on {port}"
+    );
+
+    let telemetry = Telemetry::new(CLIENT)
+        .export(ExportConfig::to_endpoint(&endpoint, Protocol::HttpProtobuf))
+        .log_filter("warn")
+        .init()
+        .expect("telemetry");
+    assert!(telemetry.exporting());
+    let client = Client::builder()
+        .http(format!("http://127.0.0.1:{port}/mcp"))
+        .input_handler(confirming())
+        // Plain MRTR rounds, no task.
+        .tasks(false)
+        .build()
+        .await
+        .expect("connects");
+    let root = tracing::info_span!("test.confirm_delete");
+    let result = client
+        .call_tool("confirm_delete", json!({"path": "/tmp/old-notes.txt"}))
+        .instrument(root.clone())
+        .await
+        .expect("the call completes");
+    assert!(result.is_error != Some(true), "{result:?}");
+    // A tool error (isError) and a JSON-RPC error, in the same trace.
+    let failed = client
+        .call_tool("test_error_handling", json!({}))
+        .instrument(root.clone())
+        .await
+        .expect("a tool error is a result");
+    assert_eq!(failed.is_error, Some(true));
+    let unknown = client
+        .call_tool("no_such_tool", json!({}))
+        .instrument(root.clone())
+        .await
+        .expect_err("an unknown tool is a JSON-RPC error");
+    let unknown_code = unknown.rpc().expect("a JSON-RPC error").code.0.to_string();
+    let trace_id = ferry_client::ferry_protocol::trace::context_of(&root)
+        .and_then(|cx| cx.trace_id().map(str::to_owned))
+        .expect("the call has a trace id");
+    drop(root);
+    let _ = client.close().await;
+    // Flushes the client's spans and metrics.
+    drop(telemetry);
+    // SIGTERM: the server drains and flushes its exporters on the way out.
+    let _ = Command::new("kill")
+        .args(["-TERM", &server.0.id().to_string()])
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline && server.0.try_wait().ok().flatten().is_none() {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // Everything expected, or the deadline.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let (spans, metrics) = loop {
+        let (spans, metrics) = parse(&read(&received));
+        let servers = spans
+            .iter()
+            .filter(|s| s.service == SERVER && s.trace_id == trace_id && s.name == NAME)
+            .count();
+        let done = servers >= 2
+            && metrics.contains(&(SERVER.to_owned(), "mcp.server.operation.duration".into()))
+            && metrics.contains(&(CLIENT.to_owned(), "mcp.client.operation.duration".into()));
+        if done || Instant::now() > deadline {
+            break (spans, metrics);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    let dump = || read(&received);
+
+    let in_trace: Vec<&Span> = spans.iter().filter(|s| s.trace_id == trace_id).collect();
+    let client_spans: Vec<&Span> = in_trace
+        .iter()
+        .copied()
+        .filter(|s| s.service == CLIENT && s.name == NAME)
+        .collect();
+    let mut server_spans: Vec<&Span> = in_trace
+        .iter()
+        .copied()
+        .filter(|s| s.service == SERVER && s.name == NAME)
+        .collect();
+    assert_eq!(
+        client_spans.len(),
+        2,
+        "two client spans (first call and retry) in trace {trace_id}:\n{}",
+        dump()
+    );
+    assert_eq!(
+        server_spans.len(),
+        2,
+        "two server spans in trace {trace_id}:\n{}",
+        dump()
+    );
+    for s in &client_spans {
+        assert_eq!(s.kind, "SPAN_KIND_CLIENT", "{s:?}");
+        assert_eq!(
+            s.attributes.get("mcp.method.name").map(String::as_str),
+            Some("tools/call")
+        );
+    }
+    let client_ids: BTreeSet<&str> = client_spans.iter().map(|s| s.id.as_str()).collect();
+    for s in &server_spans {
+        assert_eq!(s.kind, "SPAN_KIND_SERVER", "{s:?}");
+        assert!(
+            client_ids.contains(s.parent_id.as_str()),
+            "the server span's parent is a client span: {s:?}"
+        );
+        let a = |k: &str| s.attributes.get(k).map(String::as_str);
+        assert_eq!(a("mcp.method.name"), Some("tools/call"), "{s:?}");
+        assert_eq!(a("gen_ai.tool.name"), Some("confirm_delete"), "{s:?}");
+        assert_eq!(a("gen_ai.operation.name"), Some("execute_tool"), "{s:?}");
+        assert_eq!(a("mcp.protocol.version"), Some("2026-07-28"), "{s:?}");
+        assert_eq!(a("network.transport"), Some("tcp"), "{s:?}");
+        assert!(a("jsonrpc.request.id").is_some(), "{s:?}");
+        assert!(a("error.type").is_none(), "{s:?}");
+        assert_eq!(s.status, "STATUS_CODE_UNSET", "{s:?}");
+    }
+    let server_span = |name: &str| {
+        in_trace
+            .iter()
+            .find(|s| s.service == SERVER && s.name == name)
+            .unwrap_or_else(|| panic!("a server span {name}:\n{}", dump()))
+    };
+    let tool_error = server_span("tools/call test_error_handling");
+    assert_eq!(
+        tool_error.attributes.get("error.type").map(String::as_str),
+        Some("tool_error")
+    );
+    assert_eq!(tool_error.status, "STATUS_CODE_ERROR", "{tool_error:?}");
+    let rpc_error = server_span("tools/call no_such_tool");
+    assert_eq!(
+        rpc_error.attributes.get("error.type"),
+        Some(&unknown_code),
+        "{rpc_error:?}"
+    );
+    assert_eq!(rpc_error.status, "STATUS_CODE_ERROR", "{rpc_error:?}");
+    server_spans.sort_by_key(|s| s.attributes.get("ferry.mcp.call.round").cloned());
+    let (first, second) = (server_spans[0], server_spans[1]);
+    assert_eq!(
+        first
+            .attributes
+            .get("ferry.mcp.call.round")
+            .map(String::as_str),
+        Some("1")
+    );
+    assert_eq!(
+        second
+            .attributes
+            .get("ferry.mcp.call.round")
+            .map(String::as_str),
+        Some("2")
+    );
+    let call_id = first.attributes.get("ferry.mcp.call.id");
+    assert!(call_id.is_some_and(|c| c.len() >= 16), "{first:?}");
+    assert_eq!(second.attributes.get("ferry.mcp.call.id"), call_id);
+    assert!(
+        second.links.contains(&first.id),
+        "round two links to round one ({}): {second:?}\n{}",
+        first.id,
+        dump()
+    );
+    for (service, metric) in [
+        (SERVER, "mcp.server.operation.duration"),
+        (SERVER, "ferry.mcp.server.requests"),
+        (SERVER, "ferry.mcp.server.call.rounds"),
+        (CLIENT, "mcp.client.operation.duration"),
+    ] {
+        assert!(
+            metrics.contains(&(service.to_owned(), metric.to_owned())),
+            "{service} sent {metric}: {metrics:?}"
+        );
+    }
+}
+
+/// `--metrics` serves Prometheus text at `GET /metrics` (no OTLP export needed): after an
+/// echo, a refused `requestState` and a listen stream, the counts are there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prometheus_text_at_get_metrics() {
+    let port = free_port();
+    let _server = Running(
+        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+            .args(["--http", &format!("127.0.0.1:{port}"), "--metrics"])
+            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ferry-everything"),
+    );
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "ferry-everything did not start on {port}"
+    );
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let http = reqwest::Client::new();
+    let post = |name: &str, params: serde_json::Value| {
+        let mut params = params;
+        params["name"] = json!(name);
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}
+        });
+        http.post(format!("http://{addr}/mcp"))
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", "tools/call")
+            .header("mcp-name", name)
+            .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}))
+            .send()
+    };
+    let echo = post("echo", json!({"arguments": {"text": "hi"}}))
+        .await
+        .expect("echo");
+    assert_eq!(echo.status(), 200);
+    let forged = post(
+        "confirm_delete",
+        json!({"arguments": {"path": "/tmp/x"}, "requestState": "not-a-sealed-state",
+            "inputResponses": {}}),
+    )
+    .await
+    .expect("a forged state is answered");
+    let body = forged.text().await.unwrap_or_default();
+    assert!(body.contains("requestState"), "{body}");
+
+    let text = reqwest::get(format!("http://{addr}/metrics"))
+        .await
+        .expect("GET /metrics")
+        .text()
+        .await
+        .expect("text");
+    for needle in [
+        "mcp_server_operation_duration",
+        "mcp_method_name=\"tools/call\"",
+        "ferry_mcp_server_requests",
+        "ferry_outcome=\"ok\"",
+        "ferry_mcp_server_request_state_refusals",
+    ] {
+        assert!(text.contains(needle), "{needle} in:\n{text}");
+    }
+}

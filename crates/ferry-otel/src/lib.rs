@@ -1,0 +1,375 @@
+//! OpenTelemetry for Ferry: one call sets up `tracing` with logs on stderr and, when the
+//! standard `OTEL_*` variables ask for it, OTLP export of MCP spans and metrics.
+//!
+//! Ferry's libraries emit through `tracing` only (a span per request, after the
+//! OpenTelemetry semantic conventions for MCP). This crate adds what turns those spans
+//! into OpenTelemetry: the `tracing-opentelemetry` layer, the W3C trace-context hooks
+//! that parent a server span on the `traceparent` in a request's `_meta` and link the
+//! rounds of a multi round-trip call, a layer that derives the MCP metrics, the OTLP
+//! exporters, and Prometheus text for an opt-in `GET /metrics`.
+//!
+//! | variable | effect |
+//! | --- | --- |
+//! | `OTEL_EXPORTER_OTLP_ENDPOINT` | turns export on (e.g. `http://127.0.0.1:4318`); unset: nothing is exported |
+//! | `OTEL_EXPORTER_OTLP_PROTOCOL` | `http/protobuf` (default) or `grpc` |
+//! | `OTEL_SERVICE_NAME` | the `service.name` resource attribute (default: the name given to [`Telemetry::new`]) |
+//! | `OTEL_SDK_DISABLED=true` | export off whatever else is set |
+//! | `RUST_LOG` | log filter, `target=level` directives (default `info`) |
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), ferry_otel::Error> {
+//! let telemetry = ferry_otel::Telemetry::new("my-server")
+//!     .prometheus(true)
+//!     .init()?;
+//! // Serve `telemetry.metrics_router()` beside the MCP endpoint for `GET /metrics`.
+//! let _metrics = telemetry.metrics_router();
+//! // Dropping the guard flushes what is still buffered.
+//! drop(telemetry);
+//! # Ok(())
+//! # }
+//! ```
+#![forbid(unsafe_code)]
+
+mod config;
+mod metrics;
+mod prometheus_text;
+mod propagation;
+
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_otlp::WithExportConfig as _;
+use opentelemetry_sdk::Resource;
+use opentelemetry_sdk::metrics::SdkMeterProvider;
+use opentelemetry_sdk::trace::SdkTracerProvider;
+use tracing_subscriber::Layer;
+use tracing_subscriber::filter::Targets;
+use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::util::SubscriberInitExt;
+
+pub use config::{ExportConfig, Protocol};
+pub use metrics::{
+    CLIENT_REQUEST_TARGET, LISTEN_TARGET, SERVER_REQUEST_TARGET, STATE_TARGET, TASK_TARGET,
+};
+pub use prometheus_text::MetricsText;
+
+/// What can go wrong setting telemetry up.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// `OTEL_EXPORTER_OTLP_PROTOCOL` names a protocol this build does not speak.
+    #[error("OTEL_EXPORTER_OTLP_PROTOCOL {0:?} is not supported (use http/protobuf or grpc)")]
+    Protocol(String),
+    /// An OTLP exporter could not be built.
+    #[error("the OTLP exporter could not be built: {0}")]
+    Exporter(String),
+    /// The Prometheus reader could not be built.
+    #[error("the Prometheus reader could not be built: {0}")]
+    Prometheus(String),
+    /// A global `tracing` subscriber was already set.
+    #[error("a tracing subscriber is already installed")]
+    AlreadyInstalled,
+}
+
+/// Telemetry settings, read from the environment by [`Telemetry::new`].
+#[derive(Debug, Clone)]
+pub struct Telemetry {
+    service_name: String,
+    export: Option<ExportConfig>,
+    json_logs: bool,
+    prometheus: bool,
+    log_filter: Option<String>,
+    always_trace: bool,
+}
+
+impl Telemetry {
+    /// Settings for `service_name` (overridden by `OTEL_SERVICE_NAME`), export as the
+    /// environment says, plain-text logs, no Prometheus endpoint.
+    pub fn new(service_name: impl Into<String>) -> Self {
+        Telemetry {
+            service_name: service_name.into(),
+            export: None,
+            json_logs: false,
+            prometheus: false,
+            log_filter: None,
+            always_trace: false,
+        }
+    }
+
+    /// Gives spans OpenTelemetry trace ids (and sends them in `_meta`) even when nothing
+    /// is exported, so a program can show the id of a trace the server side records.
+    pub fn always_trace(mut self, on: bool) -> Self {
+        self.always_trace = on;
+        self
+    }
+
+    /// Uses `config` instead of reading the environment.
+    pub fn export(mut self, config: ExportConfig) -> Self {
+        self.export = Some(config);
+        self
+    }
+
+    /// Logs as JSON lines (one object per event) instead of text.
+    pub fn json_logs(mut self, on: bool) -> Self {
+        self.json_logs = on;
+        self
+    }
+
+    /// Keeps metrics for Prometheus text ([`TelemetryGuard::metrics_text`],
+    /// [`TelemetryGuard::metrics_router`]), whether or not OTLP export is on.
+    pub fn prometheus(mut self, on: bool) -> Self {
+        self.prometheus = on;
+        self
+    }
+
+    /// The log filter (`target=level` directives) instead of `RUST_LOG`.
+    pub fn log_filter(mut self, directives: impl Into<String>) -> Self {
+        self.log_filter = Some(directives.into());
+        self
+    }
+
+    /// Installs the global `tracing` subscriber: logs on stderr and, when export is on
+    /// or Prometheus asked for, the OpenTelemetry layers.
+    pub fn init(self) -> Result<TelemetryGuard, Error> {
+        let export = match self.export {
+            Some(c) => c,
+            None => ExportConfig::from_env()?,
+        };
+        let log_filter = log_filter(self.log_filter)?;
+        let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+        let fmt = if self.json_logs {
+            fmt.json().boxed()
+        } else {
+            fmt.boxed()
+        };
+        let mut layers: Vec<Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>> =
+            vec![fmt.with_filter(log_filter).boxed()];
+
+        let resource = resource(&self.service_name, export.service_name.as_deref());
+        let mut tracer_provider = None;
+        if export.enabled || self.always_trace {
+            let mut builder = SdkTracerProvider::builder().with_resource(resource.clone());
+            if export.enabled {
+                builder = builder.with_batch_exporter(span_exporter(&export)?);
+            }
+            let provider = builder.build();
+            let tracer = provider.tracer("ferry");
+            layers.push(
+                tracing_opentelemetry::layer()
+                    .with_tracer(tracer)
+                    .with_filter(otel_filter())
+                    .boxed(),
+            );
+            propagation::install();
+            tracer_provider = Some(provider);
+        }
+
+        let mut meter_provider = None;
+        let mut metrics_text = None;
+        if export.enabled || self.prometheus {
+            let mut builder = SdkMeterProvider::builder().with_resource(resource);
+            if export.enabled {
+                builder = builder.with_periodic_exporter(metric_exporter(&export)?);
+            }
+            if self.prometheus {
+                let (reader, text) = prometheus_text::reader()?;
+                builder = builder.with_reader(reader);
+                metrics_text = Some(text);
+            }
+            let provider = builder.build();
+            let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "ferry");
+            let instruments = metrics::Instruments::new(&meter);
+            layers.push(
+                metrics::MetricsLayer::new(instruments)
+                    .with_filter(metrics_filter())
+                    .boxed(),
+            );
+            meter_provider = Some(provider);
+        }
+
+        tracing_subscriber::registry()
+            .with(layers)
+            .try_init()
+            .map_err(|_| Error::AlreadyInstalled)?;
+        Ok(TelemetryGuard {
+            exporting: export.enabled,
+            tracer_provider,
+            meter_provider,
+            metrics_text,
+        })
+    }
+}
+
+/// Keeps the exporters alive; dropping it flushes and shuts them down.
+#[must_use = "dropping the guard shuts the exporters down"]
+pub struct TelemetryGuard {
+    exporting: bool,
+    tracer_provider: Option<SdkTracerProvider>,
+    meter_provider: Option<SdkMeterProvider>,
+    metrics_text: Option<MetricsText>,
+}
+
+impl std::fmt::Debug for TelemetryGuard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TelemetryGuard")
+            .field("exporting", &self.exporting())
+            .field("prometheus", &self.metrics_text.is_some())
+            .finish()
+    }
+}
+
+impl TelemetryGuard {
+    /// Whether spans and metrics are exported over OTLP.
+    pub fn exporting(&self) -> bool {
+        self.exporting
+    }
+
+    /// The Prometheus text source, when [`Telemetry::prometheus`] was on.
+    pub fn metrics_text(&self) -> Option<MetricsText> {
+        self.metrics_text.clone()
+    }
+
+    /// An axum router answering `GET /metrics` with Prometheus text, when
+    /// [`Telemetry::prometheus`] was on.
+    pub fn metrics_router(&self) -> Option<axum::Router> {
+        self.metrics_text.clone().map(MetricsText::router)
+    }
+
+    /// Exports everything buffered now (spans and metrics).
+    pub fn flush(&self) {
+        if let Some(p) = &self.tracer_provider {
+            let _ = p.force_flush();
+        }
+        if let Some(p) = &self.meter_provider {
+            let _ = p.force_flush();
+        }
+    }
+}
+
+impl Drop for TelemetryGuard {
+    fn drop(&mut self) {
+        self.flush();
+        if let Some(p) = self.tracer_provider.take() {
+            let _ = p.shutdown();
+        }
+        if let Some(p) = self.meter_provider.take() {
+            let _ = p.shutdown();
+        }
+    }
+}
+
+/// The log filter: `RUST_LOG` (or the given directives), default `info`. Request spans
+/// stay out of the logs unless a directive names their targets, so a server logging at
+/// `info` does not pay for a span per request it only discards.
+fn log_filter(directives: Option<String>) -> Result<Targets, Error> {
+    let spec = directives.or_else(|| std::env::var("RUST_LOG").ok());
+    let base = match spec.as_deref().map(str::trim) {
+        Some(s) if !s.is_empty() => s.parse::<Targets>().unwrap_or_else(|e| {
+            eprintln!("RUST_LOG ignored ({e}); logging at info");
+            Targets::new().with_default(tracing::Level::INFO)
+        }),
+        _ => Targets::new().with_default(tracing::Level::INFO),
+    };
+    let named = |t: &str| spec.as_deref().is_some_and(|s| s.contains(t));
+    let mut f = base;
+    for target in [SERVER_REQUEST_TARGET, CLIENT_REQUEST_TARGET] {
+        if !named(target) {
+            f = f.with_target(target, tracing::level_filters::LevelFilter::OFF);
+        }
+    }
+    Ok(f)
+}
+
+/// What goes to OpenTelemetry: request spans, the events inside them, and the
+/// application's own spans at `info` and above.
+fn otel_filter() -> Targets {
+    use tracing::level_filters::LevelFilter;
+    // The exporters' own HTTP and gRPC stacks stay out: exporting must not trace itself.
+    let mut f = Targets::new().with_default(tracing::Level::INFO);
+    for quiet in [
+        "h2",
+        "hyper",
+        "hyper_util",
+        "reqwest",
+        "tonic",
+        "tower",
+        "opentelemetry",
+    ] {
+        f = f.with_target(quiet, LevelFilter::OFF);
+    }
+    f
+}
+
+/// What the metrics layer sees: request spans and the events it counts.
+fn metrics_filter() -> Targets {
+    Targets::new()
+        .with_target(SERVER_REQUEST_TARGET, tracing::Level::INFO)
+        .with_target(CLIENT_REQUEST_TARGET, tracing::Level::INFO)
+        .with_target(STATE_TARGET, tracing::Level::INFO)
+        .with_target(LISTEN_TARGET, tracing::Level::DEBUG)
+        .with_target(TASK_TARGET, tracing::Level::DEBUG)
+}
+
+fn resource(default_name: &str, env_name: Option<&str>) -> Resource {
+    // `Resource::builder` reads OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES itself.
+    let builder = Resource::builder();
+    match env_name {
+        Some(_) => builder.build(),
+        None => builder.with_service_name(default_name.to_owned()).build(),
+    }
+}
+
+/// The signal's URL on an explicit endpoint: HTTP wants the path, gRPC the bare address.
+fn signal_url(config: &ExportConfig, path: &str) -> Option<String> {
+    let base = config.endpoint.as_deref()?.trim_end_matches('/');
+    Some(match config.protocol {
+        Protocol::HttpProtobuf => format!("{base}{path}"),
+        Protocol::Grpc => base.to_owned(),
+    })
+}
+
+fn span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::SpanExporter, Error> {
+    let b = opentelemetry_otlp::SpanExporter::builder();
+    let url = signal_url(config, "/v1/traces");
+    let built = match config.protocol {
+        Protocol::HttpProtobuf => {
+            let mut h = b
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+            if let Some(u) = url {
+                h = h.with_endpoint(u);
+            }
+            h.build()
+        }
+        Protocol::Grpc => {
+            let mut t = b.with_tonic();
+            if let Some(u) = url {
+                t = t.with_endpoint(u);
+            }
+            t.build()
+        }
+    };
+    built.map_err(|e| Error::Exporter(e.to_string()))
+}
+
+fn metric_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::MetricExporter, Error> {
+    let b = opentelemetry_otlp::MetricExporter::builder();
+    let url = signal_url(config, "/v1/metrics");
+    let built = match config.protocol {
+        Protocol::HttpProtobuf => {
+            let mut h = b
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+            if let Some(u) = url {
+                h = h.with_endpoint(u);
+            }
+            h.build()
+        }
+        Protocol::Grpc => {
+            let mut t = b.with_tonic();
+            if let Some(u) = url {
+                t = t.with_endpoint(u);
+            }
+            t.build()
+        }
+    };
+    built.map_err(|e| Error::Exporter(e.to_string()))
+}

@@ -1,0 +1,67 @@
+//! The metrics layer reads Ferry's request spans and events: spans made with the targets
+//! and fields ferry-server uses, measured and rendered as Prometheus text, with OTLP
+//! export off.
+
+use ferry_otel::{ExportConfig, Protocol, SERVER_REQUEST_TARGET, STATE_TARGET, Telemetry};
+
+#[test]
+fn request_spans_become_metrics() {
+    let off = ExportConfig {
+        enabled: false,
+        protocol: Protocol::HttpProtobuf,
+        service_name: None,
+        endpoint: None,
+    };
+    let telemetry = Telemetry::new("metrics-test")
+        .export(off)
+        .prometheus(true)
+        .log_filter("off")
+        .init()
+        .expect("telemetry");
+    assert!(!telemetry.exporting());
+    let text = telemetry.metrics_text().expect("prometheus on");
+
+    for (round, input_required) in [(1u64, true), (2, false)] {
+        let span = tracing::info_span!(
+            target: SERVER_REQUEST_TARGET,
+            "mcp.server.request",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = "confirm_delete",
+            error.type = tracing::field::Empty,
+            ferry.mcp.call.round = round,
+            ferry.mcp.input_required = tracing::field::Empty,
+        );
+        if input_required {
+            span.record("ferry.mcp.input_required", true);
+        }
+        drop(span);
+    }
+    let failed = tracing::info_span!(
+        target: SERVER_REQUEST_TARGET,
+        "mcp.server.request",
+        mcp.method.name = "tools/call",
+        error.type = tracing::field::Empty,
+    );
+    failed.record("error.type", "-32602");
+    drop(failed);
+    tracing::info!(target: STATE_TARGET, reason = "expired", "requestState refused");
+
+    let out = text.render();
+    for needle in [
+        "mcp_server_operation_duration_seconds_count{",
+        "gen_ai_tool_name=\"confirm_delete\"",
+        "error_type=\"-32602\"",
+        "ferry_outcome=\"input_required\"",
+        "ferry_outcome=\"error\"",
+        "ferry_mcp_server_call_rounds_count{",
+        "ferry_refusal_reason=\"expired\"",
+    ] {
+        assert!(out.contains(needle), "{needle} in:\n{out}");
+    }
+    // One completed call, of two rounds.
+    let rounds = out
+        .lines()
+        .find(|l| l.starts_with("ferry_mcp_server_call_rounds_sum"))
+        .expect("rounds sum");
+    assert!(rounds.trim_end().ends_with(" 2"), "{rounds}");
+}
