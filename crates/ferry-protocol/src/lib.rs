@@ -65,6 +65,7 @@ pub mod error;
 pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
+pub mod quote;
 pub mod version;
 
 pub mod completion;
