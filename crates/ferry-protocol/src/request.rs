@@ -505,7 +505,7 @@ fn decode_slowly(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
                     Some(id.clone()),
                     Problem::InvalidParams,
                     ErrorCode::INVALID_PARAMS,
-                    format!("Invalid params: {e}"),
+                    format!("Invalid params: {}", crate::quote::quote(&e.to_string())),
                 )
             })?;
             Ok(Incoming::Request(Request { id, method, params }))
@@ -644,7 +644,7 @@ impl<'a> RawMessage<'a> {
                         Some(id.clone()),
                         Problem::InvalidParams,
                         ErrorCode::INVALID_PARAMS,
-                        format!("Invalid params: {e}"),
+                        format!("Invalid params: {}", crate::quote::quote(&e.to_string())),
                     )
                 })?
             }

@@ -8,6 +8,7 @@
 //! becomes a [`PendingCall`] for the transport to drive, and dropping it cancels the
 //! handler.
 
+use ferry_protocol::quote::quote;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -556,7 +557,7 @@ impl Server {
             .inner
             .tools
             .get(name)
-            .ok_or_else(|| Failure::invalid_params(format!("Unknown tool: {name}")))?;
+            .ok_or_else(|| Failure::invalid_params(format!("Unknown tool: {}", quote(name))))?;
         let args = match arguments {
             None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
             Some(v @ Value::Object(_)) => v,
@@ -577,11 +578,10 @@ impl Server {
     ) -> Attempt<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>)> {
         let name =
             name.ok_or_else(|| Failure::invalid_params("Invalid params: name is required"))?;
-        let entry = self
-            .inner
-            .prompts
-            .get(name)
-            .ok_or_else(|| Failure::invalid_params(format!("Unknown prompt: {name}")))?;
+        let entry =
+            self.inner.prompts.get(name).ok_or_else(|| {
+                Failure::invalid_params(format!("Unknown prompt: {}", quote(name)))
+            })?;
         let args: BTreeMap<String, String> = match arguments {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(v) => serde_json::from_value(v).map_err(|_| {
@@ -685,10 +685,9 @@ impl Server {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.name is required"))?;
-                let p =
-                    self.inner.prompts.get(name).ok_or_else(|| {
-                        Failure::invalid_params(format!("Unknown prompt: {name}"))
-                    })?;
+                let p = self.inner.prompts.get(name).ok_or_else(|| {
+                    Failure::invalid_params(format!("Unknown prompt: {}", quote(name)))
+                })?;
                 p.completers.get(&arg_name).cloned()
             }
             Some("ref/resource") => {
@@ -697,7 +696,7 @@ impl Server {
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.uri is required"))?;
                 let t = self.inner.templates.get(uri).ok_or_else(|| {
-                    Failure::invalid_params(format!("Unknown resource template: {uri}"))
+                    Failure::invalid_params(format!("Unknown resource template: {}", quote(uri)))
                 })?;
                 t.completers.get(&arg_name).cloned()
             }

@@ -38,6 +38,7 @@
 //!
 //! [`ResourceRequest`]: crate::ResourceRequest
 
+use ferry_protocol::quote::quote;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::future::Future;
@@ -206,7 +207,8 @@ impl<I: ?Sized, T: FromContext> FromInput<I, marker::ViaContext> for T {
 /// Tool arguments: parsed from the (already validated) arguments object.
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromInput<Value, marker::ViaInput> for T {
     fn from_input(_ctx: &Context, input: &Value) -> Result<Self> {
-        T::deserialize(input).map_err(|e| Error::execution(format!("Invalid arguments: {e}")))
+        T::deserialize(input)
+            .map_err(|e| Error::execution(format!("Invalid arguments: {}", quote(&e.to_string()))))
     }
 
     fn input_schema() -> Option<Value> {
@@ -227,7 +229,9 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromInput<PromptArgument
                     .iter()
                     .map(|(k, v)| (k.as_str().into_deserializer(), v.as_str())),
             );
-        T::deserialize(de).map_err(|e| Error::invalid_params(format!("Invalid arguments: {e}")))
+        T::deserialize(de).map_err(|e| {
+            Error::invalid_params(format!("Invalid arguments: {}", quote(&e.to_string())))
+        })
     }
 
     fn input_schema() -> Option<Value> {

@@ -2,6 +2,7 @@
 
 use ferry_protocol::logging::LoggingLevel;
 use ferry_protocol::meta::RequestMeta;
+use ferry_protocol::quote::quote;
 use ferry_protocol::version::ProtocolVersion;
 use ferry_protocol::{ClientCapabilities, ErrorObject};
 
@@ -52,7 +53,7 @@ pub(crate) fn check_meta(
     let log_level = match meta.log_level.as_deref() {
         None => None,
         Some(l) => Some(LoggingLevel::parse(l).ok_or_else(|| {
-            Failure::invalid_params(format!("Invalid params: unknown log level {l:?}"))
+            Failure::invalid_params(format!("Invalid params: unknown log level {:?}", quote(l)))
         })?),
     };
     Ok(Checked {

@@ -2,6 +2,7 @@
 //! its handler needs, so a transport can drive it anywhere, and dropping it cancels the
 //! handler.
 
+use ferry_protocol::quote::quote;
 use std::collections::BTreeMap;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
@@ -638,7 +639,7 @@ async fn run_read(
             Reply::result(&base.id, &result, base.meta_bytes())
         }
         Step::Execution(message) => {
-            tracing::warn!(%uri, %message, "resource read failed");
+            tracing::warn!(uri = %quote(uri), %message, "resource read failed");
             base.error(&ErrorObject::internal(format!("Internal error: {message}")))
         }
         Step::Stop(reply) => reply,
