@@ -77,6 +77,7 @@ pub mod logging;
 pub mod methods;
 pub mod mrtr;
 pub mod notifications;
+pub mod numbers;
 pub mod pagination;
 pub mod prompts;
 pub mod request;

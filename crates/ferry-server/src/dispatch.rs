@@ -9,6 +9,7 @@
 //! handler.
 
 use ferry_protocol::quote::quote;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -22,7 +23,6 @@ use ferry_protocol::request::{
 };
 use ferry_protocol::version::ProtocolVersion;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::completion::CompletionRequest;
 use crate::deprecation::{self, Feature};
@@ -243,6 +243,7 @@ impl Server {
                 capabilities: session.capabilities().clone(),
                 log_level: session.log_level(),
                 meta: params.take_meta().unwrap_or_default(),
+                exact_arguments: None,
             };
             (Era::Legacy(session), checked)
         };
@@ -354,14 +355,18 @@ impl Server {
                 None => Err(not_found(&method)),
             },
             (Method::ToolsCall, Params::Call(p)) if caps.tools.is_some() => {
+                let (arguments, exact) = call_arguments(&p)?;
                 let CallParams {
                     name,
-                    arguments,
                     input_responses,
                     request_state,
                     ..
                 } = *p;
                 let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
+                let checked = Checked {
+                    exact_arguments: exact,
+                    ..checked
+                };
                 check_scopes(&entry.scopes, env.principal.as_ref())?;
                 if entry.task.is_some_and(|t| t.required()) {
                     check_tasks_extension(legacy, &checked, &entry.def.name)?;
@@ -373,9 +378,9 @@ impl Server {
                 pending(CallKind::Tool { entry, args, mrtr }, streaming, checked)
             }
             (Method::PromptsGet, Params::Call(p)) if caps.prompts.is_some() => {
+                let (arguments, _) = call_arguments(&p)?;
                 let CallParams {
                     name,
-                    arguments,
                     input_responses,
                     request_state,
                     ..
@@ -737,6 +742,19 @@ fn check_tasks_extension(legacy: bool, checked: &Checked, tool: &str) -> Attempt
             "Tool {tool} runs only as a task: declare the {TASKS_EXTENSION} extension in the request's client capabilities"
         )),
     ))
+}
+
+/// The `arguments` of a `tools/call` or `prompts/get`, parsed, and their text when a
+/// number in them does not fit a `Value` exactly (`ferry_protocol::numbers`).
+fn call_arguments(p: &CallParams<'_>) -> Attempt<(Option<Value>, Option<Box<RawValue>>)> {
+    match p.arguments() {
+        Ok(None) => Ok((None, None)),
+        Ok(Some(a)) => Ok((Some(a.value), a.exact)),
+        Err(e) => Err(Failure::invalid_params(format!(
+            "Invalid params: arguments: {}",
+            quote(&e.to_string())
+        ))),
+    }
 }
 
 /// What a retry carries; 2025-11-25 requests have no rounds, so nothing.

@@ -206,7 +206,14 @@ impl<I: ?Sized, T: FromContext> FromInput<I, marker::ViaContext> for T {
 
 /// Tool arguments: parsed from the (already validated) arguments object.
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromInput<Value, marker::ViaInput> for T {
-    fn from_input(_ctx: &Context, input: &Value) -> Result<Self> {
+    fn from_input(ctx: &Context, input: &Value) -> Result<Self> {
+        // A number the `Value` does not hold exactly: read the text as sent, so a type
+        // that asks for the exact number gets it.
+        if let Some(exact) = ctx.exact_arguments()
+            && let Ok(args) = serde_json::from_str::<T>(exact.get())
+        {
+            return Ok(args);
+        }
         T::deserialize(input)
             .map_err(|e| Error::execution(format!("Invalid arguments: {}", quote(&e.to_string()))))
     }
