@@ -81,7 +81,7 @@ impl ErrorObject {
     pub fn method_not_found(method: &str) -> Self {
         ErrorObject::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("Method not found: {method}"),
+            format!("Method not found: {}", crate::quote::quote(method)),
         )
     }
 
@@ -101,7 +101,7 @@ impl ErrorObject {
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
             "Unsupported protocol version",
         )
-        .with_data(json!({ "supported": supported, "requested": requested }))
+        .with_data(json!({ "supported": supported, "requested": crate::quote::quote(requested).to_string() }))
     }
 
     /// `-32021`: `data.requiredCapabilities` lists what the request left out.
@@ -118,7 +118,7 @@ impl ErrorObject {
     /// `-32602` "Resource not found" with the uri in `data` (2026-07-28 §resources).
     pub fn resource_not_found(uri: &str) -> Self {
         ErrorObject::new(ErrorCode::INVALID_PARAMS, "Resource not found")
-            .with_data(json!({ "uri": uri }))
+            .with_data(json!({ "uri": crate::quote::quote(uri).to_string() }))
     }
 }
 

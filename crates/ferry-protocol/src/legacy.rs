@@ -122,8 +122,9 @@ pub fn negotiate_version<'a>(requested: &'a str, supported: &[&'a str]) -> Optio
 /// The legacy answer to an unsupported `initialize` version: -32602 with
 /// `data: {supported, requested}`.
 pub fn unsupported_version_error(supported: &[&str], requested: &str) -> ErrorObject {
-    ErrorObject::invalid_params("Unsupported protocol version")
-        .with_data(json!({ "supported": supported, "requested": requested }))
+    ErrorObject::invalid_params("Unsupported protocol version").with_data(
+        json!({ "supported": supported, "requested": crate::quote::quote(requested).to_string() }),
+    )
 }
 
 /// The params of `initialize`.

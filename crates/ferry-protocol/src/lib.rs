@@ -65,6 +65,7 @@ pub mod error;
 pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
+pub mod quote;
 pub mod version;
 
 pub mod completion;
@@ -76,6 +77,7 @@ pub mod logging;
 pub mod methods;
 pub mod mrtr;
 pub mod notifications;
+pub mod numbers;
 pub mod pagination;
 pub mod prompts;
 pub mod request;

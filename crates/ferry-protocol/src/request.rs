@@ -116,9 +116,10 @@ pub struct CallParams<'a> {
     /// `name`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub name: Option<Cow<'a, str>>,
-    /// `arguments`.
-    #[serde(default)]
-    pub arguments: Option<Value>,
+    /// `arguments`, as sent (`None` when absent or `null`): read them with
+    /// [`CallParams::arguments`].
+    #[serde(default, borrow, rename = "arguments")]
+    pub raw_arguments: Option<&'a RawValue>,
     /// `inputResponses`; an explicit `null` is kept so it can be refused.
     #[serde(
         rename = "inputResponses",
@@ -129,6 +130,17 @@ pub struct CallParams<'a> {
     /// `requestState`.
     #[serde(rename = "requestState", default)]
     pub request_state: Option<String>,
+}
+
+impl CallParams<'_> {
+    /// The `arguments`, parsed; a number a `Value` cannot hold exactly is kept as sent
+    /// in [`Arguments::exact`](crate::numbers::Arguments::exact) (see
+    /// [`crate::numbers`]).
+    pub fn arguments(&self) -> Result<Option<crate::numbers::Arguments>, serde_json::Error> {
+        self.raw_arguments
+            .map(crate::numbers::parse_arguments)
+            .transpose()
+    }
 }
 
 /// Params of `resources/read`.
@@ -505,7 +517,7 @@ fn decode_slowly(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
                     Some(id.clone()),
                     Problem::InvalidParams,
                     ErrorCode::INVALID_PARAMS,
-                    format!("Invalid params: {e}"),
+                    format!("Invalid params: {}", crate::quote::quote(&e.to_string())),
                 )
             })?;
             Ok(Incoming::Request(Request { id, method, params }))
@@ -644,7 +656,7 @@ impl<'a> RawMessage<'a> {
                         Some(id.clone()),
                         Problem::InvalidParams,
                         ErrorCode::INVALID_PARAMS,
-                        format!("Invalid params: {e}"),
+                        format!("Invalid params: {}", crate::quote::quote(&e.to_string())),
                     )
                 })?
             }

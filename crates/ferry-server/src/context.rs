@@ -65,6 +65,16 @@ impl Context {
         }
     }
 
+    /// The arguments of the `tools/call` as sent, when a number in them is beyond what a
+    /// `serde_json::Value` holds exactly (an integer beyond 64 bits, more digits than an
+    /// `f64` carries, or beyond its range); `None` otherwise. The arguments the handler
+    /// gets as a `Value` hold such a number as the nearest `f64` (the largest finite one
+    /// beyond the range); a handler whose arguments type asks for the exact number
+    /// (`Box<RawValue>`, `u128`, `i128`) is given it from this text.
+    pub fn exact_arguments(&self) -> Option<&serde_json::value::RawValue> {
+        self.inner.checked.exact_arguments.as_deref()
+    }
+
     /// The JSON-RPC id of the request.
     pub fn request_id(&self) -> &RequestId {
         &self.inner.id

@@ -8,6 +8,8 @@
 //! becomes a [`PendingCall`] for the transport to drive, and dropping it cancels the
 //! handler.
 
+use ferry_protocol::quote::quote;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
@@ -21,7 +23,6 @@ use ferry_protocol::request::{
 };
 use ferry_protocol::version::ProtocolVersion;
 use serde_json::Value;
-use serde_json::value::RawValue;
 
 use crate::completion::CompletionRequest;
 use crate::deprecation::{self, Feature};
@@ -267,6 +268,7 @@ impl Server {
                 capabilities: session.capabilities().clone(),
                 log_level: session.log_level(),
                 meta: params.take_meta().unwrap_or_default(),
+                exact_arguments: None,
             };
             (Era::Legacy(session), checked)
         };
@@ -379,14 +381,18 @@ impl Server {
                 None => Err(not_found(&method)),
             },
             (Method::ToolsCall, Params::Call(p)) if caps.tools.is_some() => {
+                let (arguments, exact) = call_arguments(&p)?;
                 let CallParams {
                     name,
-                    arguments,
                     input_responses,
                     request_state,
                     ..
                 } = *p;
                 let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
+                let checked = Checked {
+                    exact_arguments: exact,
+                    ..checked
+                };
                 check_scopes(&entry.scopes, env.principal.as_ref())?;
                 if entry.task.is_some_and(|t| t.required()) {
                     check_tasks_extension(legacy, &checked, &entry.def.name)?;
@@ -398,9 +404,9 @@ impl Server {
                 pending(CallKind::Tool { entry, args, mrtr }, streaming, checked)
             }
             (Method::PromptsGet, Params::Call(p)) if caps.prompts.is_some() => {
+                let (arguments, _) = call_arguments(&p)?;
                 let CallParams {
                     name,
-                    arguments,
                     input_responses,
                     request_state,
                     ..
@@ -582,7 +588,7 @@ impl Server {
             .inner
             .tools
             .get(name)
-            .ok_or_else(|| Failure::invalid_params(format!("Unknown tool: {name}")))?;
+            .ok_or_else(|| Failure::invalid_params(format!("Unknown tool: {}", quote(name))))?;
         let args = match arguments {
             None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
             Some(v @ Value::Object(_)) => v,
@@ -603,11 +609,10 @@ impl Server {
     ) -> Attempt<(Arc<crate::prompt::PromptEntry>, BTreeMap<String, String>)> {
         let name =
             name.ok_or_else(|| Failure::invalid_params("Invalid params: name is required"))?;
-        let entry = self
-            .inner
-            .prompts
-            .get(name)
-            .ok_or_else(|| Failure::invalid_params(format!("Unknown prompt: {name}")))?;
+        let entry =
+            self.inner.prompts.get(name).ok_or_else(|| {
+                Failure::invalid_params(format!("Unknown prompt: {}", quote(name)))
+            })?;
         let args: BTreeMap<String, String> = match arguments {
             None | Some(Value::Null) => BTreeMap::new(),
             Some(v) => serde_json::from_value(v).map_err(|_| {
@@ -711,10 +716,9 @@ impl Server {
                     .get("name")
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.name is required"))?;
-                let p =
-                    self.inner.prompts.get(name).ok_or_else(|| {
-                        Failure::invalid_params(format!("Unknown prompt: {name}"))
-                    })?;
+                let p = self.inner.prompts.get(name).ok_or_else(|| {
+                    Failure::invalid_params(format!("Unknown prompt: {}", quote(name)))
+                })?;
                 p.completers.get(&arg_name).cloned()
             }
             Some("ref/resource") => {
@@ -723,7 +727,7 @@ impl Server {
                     .and_then(Value::as_str)
                     .ok_or_else(|| bad("ref.uri is required"))?;
                 let t = self.inner.templates.get(uri).ok_or_else(|| {
-                    Failure::invalid_params(format!("Unknown resource template: {uri}"))
+                    Failure::invalid_params(format!("Unknown resource template: {}", quote(uri)))
                 })?;
                 t.completers.get(&arg_name).cloned()
             }
@@ -764,6 +768,19 @@ fn check_tasks_extension(legacy: bool, checked: &Checked, tool: &str) -> Attempt
             "Tool {tool} runs only as a task: declare the {TASKS_EXTENSION} extension in the request's client capabilities"
         )),
     ))
+}
+
+/// The `arguments` of a `tools/call` or `prompts/get`, parsed, and their text when a
+/// number in them does not fit a `Value` exactly (`ferry_protocol::numbers`).
+fn call_arguments(p: &CallParams<'_>) -> Attempt<(Option<Value>, Option<Box<RawValue>>)> {
+    match p.arguments() {
+        Ok(None) => Ok((None, None)),
+        Ok(Some(a)) => Ok((Some(a.value), a.exact)),
+        Err(e) => Err(Failure::invalid_params(format!(
+            "Invalid params: arguments: {}",
+            quote(&e.to_string())
+        ))),
+    }
 }
 
 /// What a retry carries; 2025-11-25 requests have no rounds, so nothing.

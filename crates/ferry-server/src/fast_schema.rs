@@ -13,6 +13,7 @@
 //! compiling a general validator: less code at startup and fewer instructions per call.
 //! The tests check every verdict against the `jsonschema` crate.
 
+use ferry_protocol::quote::quote;
 use std::collections::HashMap;
 use std::ops::ControlFlow;
 
@@ -220,7 +221,7 @@ impl Node {
     fn check_object(&self, map: &Map<String, Value>, p: &mut Problems) -> ControlFlow<()> {
         for name in &self.required {
             if !map.contains_key(name) {
-                p.fail(|| format!("{name:?} is a required property"))?;
+                p.fail(|| format!("{:?} is a required property", quote(name)))?;
             }
         }
         for (name, value) in map {
@@ -230,7 +231,7 @@ impl Node {
                     Additional::Any => continue,
                     Additional::Never => {
                         let len = p.enter_key(name);
-                        p.fail(|| format!("additional property {name:?} is not allowed"))?;
+                        p.fail(|| format!("additional property {:?} is not allowed", quote(name)))?;
                         p.leave(len);
                         continue;
                     }
@@ -323,7 +324,7 @@ impl Problems {
             self.list.push(if self.path.is_empty() {
                 message
             } else {
-                format!("{}: {message}", self.path)
+                format!("{}: {message}", quote(&self.path))
             });
         }
         if self.list.len() >= self.limit {
@@ -820,16 +821,7 @@ fn escape_pointer(name: &str, out: &mut String) {
 }
 
 fn short(v: &Value) -> String {
-    let text = v.to_string();
-    if text.len() > 60 {
-        let mut cut = 57;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        format!("{}...", &text[..cut])
-    } else {
-        text
-    }
+    quote(&v.to_string()).to_string()
 }
 
 #[cfg(test)]

@@ -38,6 +38,7 @@
 //!
 //! [`ResourceRequest`]: crate::ResourceRequest
 
+use ferry_protocol::quote::quote;
 use std::any::{Any, TypeId};
 use std::collections::HashMap;
 use std::future::Future;
@@ -205,8 +206,16 @@ impl<I: ?Sized, T: FromContext> FromInput<I, marker::ViaContext> for T {
 
 /// Tool arguments: parsed from the (already validated) arguments object.
 impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromInput<Value, marker::ViaInput> for T {
-    fn from_input(_ctx: &Context, input: &Value) -> Result<Self> {
-        T::deserialize(input).map_err(|e| Error::execution(format!("Invalid arguments: {e}")))
+    fn from_input(ctx: &Context, input: &Value) -> Result<Self> {
+        // A number the `Value` does not hold exactly: read the text as sent, so a type
+        // that asks for the exact number gets it.
+        if let Some(exact) = ctx.exact_arguments()
+            && let Ok(args) = serde_json::from_str::<T>(exact.get())
+        {
+            return Ok(args);
+        }
+        T::deserialize(input)
+            .map_err(|e| Error::execution(format!("Invalid arguments: {}", quote(&e.to_string()))))
     }
 
     fn input_schema() -> Option<Value> {
@@ -227,7 +236,9 @@ impl<T: DeserializeOwned + JsonSchema + Send + 'static> FromInput<PromptArgument
                     .iter()
                     .map(|(k, v)| (k.as_str().into_deserializer(), v.as_str())),
             );
-        T::deserialize(de).map_err(|e| Error::invalid_params(format!("Invalid arguments: {e}")))
+        T::deserialize(de).map_err(|e| {
+            Error::invalid_params(format!("Invalid arguments: {}", quote(&e.to_string())))
+        })
     }
 
     fn input_schema() -> Option<Value> {

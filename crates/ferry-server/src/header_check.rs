@@ -2,6 +2,7 @@
 
 use ferry_protocol::ErrorObject;
 use ferry_protocol::headers::{self, ParamHeader, decode_value};
+use ferry_protocol::quote::quote;
 use http::HeaderMap;
 use http::header::{AsHeaderName, HeaderName};
 use serde_json::Value;
@@ -45,8 +46,8 @@ pub(crate) fn check_version(map: &HeaderMap, body_version: &str) -> Result<(), E
         Some(v) => Err(ErrorObject::header_mismatch(format!(
             "Header mismatch: {} header value '{}' does not match body value '{}'",
             display(headers::PROTOCOL_VERSION),
-            String::from_utf8_lossy(v),
-            body_version
+            quote(&String::from_utf8_lossy(v)),
+            quote(body_version)
         ))),
     }
 }
@@ -67,8 +68,9 @@ pub(crate) fn check_method_and_name(
         Some(v) if v == method.as_bytes() => {}
         Some(v) => {
             return Err(ErrorObject::header_mismatch(format!(
-                "Header mismatch: Mcp-Method header value '{}' does not match body value '{method}'",
-                String::from_utf8_lossy(v)
+                "Header mismatch: Mcp-Method header value '{}' does not match body value '{}'",
+                quote(&String::from_utf8_lossy(v)),
+                quote(method)
             )));
         }
     }
@@ -81,8 +83,8 @@ pub(crate) fn check_method_and_name(
         if decoded != body {
             return Err(ErrorObject::header_mismatch(format!(
                 "Header mismatch: Mcp-Name header value '{}' does not match body value '{}'",
-                String::from_utf8_lossy(raw),
-                body
+                quote(&String::from_utf8_lossy(raw)),
+                quote(body)
             )));
         }
     }
@@ -117,8 +119,8 @@ pub(crate) fn check_params(
                     return Err(ErrorObject::header_mismatch(format!(
                         "Header mismatch: Mcp-Param-{} header value '{}' does not match body value {}",
                         p.name,
-                        String::from_utf8_lossy(raw),
-                        body
+                        quote(&String::from_utf8_lossy(raw)),
+                        quote(&body.to_string())
                     )));
                 }
             }

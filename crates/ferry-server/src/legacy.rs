@@ -189,7 +189,10 @@ impl Server {
             .unwrap_or(ProtocolVersion::V2025_11_25);
         let capabilities: ClientCapabilities = match &params.capabilities {
             Some(v) => ClientCapabilities::deserialize(v).map_err(|e| {
-                Failure::invalid_params(format!("Invalid params: capabilities: {e}"))
+                Failure::invalid_params(format!(
+                    "Invalid params: capabilities: {}",
+                    ferry_protocol::quote::quote(&e.to_string())
+                ))
             })?,
             None => ClientCapabilities::default(),
         };

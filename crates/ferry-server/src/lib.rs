@@ -49,6 +49,7 @@ mod listen;
 mod llm;
 mod mrtr;
 mod outbound;
+mod panic;
 mod params;
 mod principal;
 mod prompt;

@@ -2,6 +2,7 @@
 
 use ferry_protocol::logging::LoggingLevel;
 use ferry_protocol::meta::RequestMeta;
+use ferry_protocol::quote::quote;
 use ferry_protocol::version::ProtocolVersion;
 use ferry_protocol::{ClientCapabilities, ErrorObject};
 
@@ -15,6 +16,9 @@ pub(crate) struct Checked {
     pub(crate) log_level: Option<LoggingLevel>,
     /// Boxed as it was read: moving it costs a pointer, not half a kilobyte.
     pub(crate) meta: Box<RequestMeta>,
+    /// A `tools/call`'s arguments as sent, when a number in them does not fit a `Value`
+    /// exactly (`ferry_protocol::numbers`); `None` almost always.
+    pub(crate) exact_arguments: Option<Box<serde_json::value::RawValue>>,
 }
 
 /// Checks `_meta` of a 2026-07-28 request: version and capabilities present (-32602),
@@ -52,7 +56,7 @@ pub(crate) fn check_meta(
     let log_level = match meta.log_level.as_deref() {
         None => None,
         Some(l) => Some(LoggingLevel::parse(l).ok_or_else(|| {
-            Failure::invalid_params(format!("Invalid params: unknown log level {l:?}"))
+            Failure::invalid_params(format!("Invalid params: unknown log level {:?}", quote(l)))
         })?),
     };
     Ok(Checked {
@@ -60,5 +64,6 @@ pub(crate) fn check_meta(
         capabilities,
         log_level,
         meta,
+        exact_arguments: None,
     })
 }

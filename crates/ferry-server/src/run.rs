@@ -2,8 +2,10 @@
 //! its handler needs, so a transport can drive it anywhere, and dropping it cancels the
 //! handler.
 
+use ferry_protocol::quote::quote;
 use std::collections::BTreeMap;
 use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -15,6 +17,7 @@ use ferry_protocol::resources::ReadResourceResult;
 use ferry_protocol::result::CacheScope;
 use ferry_protocol::result::ResultType;
 use ferry_protocol::tools::CallToolResult;
+use futures::FutureExt;
 use parking_lot::Mutex;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -436,7 +439,18 @@ impl Base {
                 cancel.clone(),
                 book,
             );
-            let mut fut = f(ctx.clone());
+            // A handler that panics before its future exists fails like one that panics
+            // while polled (see `Watch`).
+            let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(ctx.clone())));
+            let mut fut = match made {
+                Ok(fut) => fut,
+                Err(payload) => {
+                    crate::panic::discard_payload(payload);
+                    return Step::Stop(
+                        self.error(&crate::panic::handler_panicked(method, Some(bound.target))),
+                    );
+                }
+            };
             let outcome = loop {
                 match crate::tasks::Watch::new(fut, &ctx).await {
                     crate::tasks::Watched::Done(outcome) => break outcome,
@@ -649,7 +663,7 @@ async fn run_read(
             Reply::result(&base.id, &result, base.meta_bytes())
         }
         Step::Execution(message) => {
-            tracing::warn!(%uri, %message, "resource read failed");
+            tracing::warn!(uri = %quote(uri), %message, "resource read failed");
             base.error(&ErrorObject::internal(format!("Internal error: {message}")))
         }
         Step::Stop(reply) => reply,
@@ -674,7 +688,16 @@ async fn run_complete(
                 cancel,
                 AskBook::default(),
             );
-            match c.complete(ctx, req).await {
+            let completed = AssertUnwindSafe(async move { c.complete(ctx, req).await })
+                .catch_unwind()
+                .await;
+            let Ok(completed) = completed.map_err(crate::panic::discard_payload) else {
+                return base.error(&crate::panic::handler_panicked(
+                    methods::COMPLETION_COMPLETE,
+                    None,
+                ));
+            };
+            match completed {
                 Ok(v) => v,
                 Err(e) => {
                     return match e.kind {

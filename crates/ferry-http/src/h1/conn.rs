@@ -24,19 +24,21 @@ use super::decode::Chunked;
 use super::encode::{self, LAST_CHUNK, Plan};
 use super::io::{Conn, READ_CHUNK, SCRATCH};
 use super::parse::{Framing, Head, has_token, parse_head, wants_keep_alive};
-use super::{Fail, Limits, Rejection, reject, too_large};
+use super::{Fail, Limits, Presence, Rejection, reject, too_large};
 use crate::request_body::{BoxError, RequestBody};
 
 /// Serves HTTP/1.1 requests on `stream` until the peer closes it, a request asks to close,
 /// an error ends it, it waits `idle_timeout` for a request, or `shutdown` fires between
 /// requests. Each request goes to `handle`; a request that cannot be read is answered
-/// with `render`'s response to its [`Rejection`], and the connection closes.
+/// with `render`'s response to its [`Rejection`], and the connection closes. `presence`
+/// says, for whoever watches, when the connection waits for a request.
 pub(crate) async fn serve_connection<H, F, B, R, RB>(
     stream: TcpStream,
     mut handle: H,
     render: R,
     limits: Arc<Limits>,
     shutdown: CancellationToken,
+    presence: Arc<Presence>,
 ) where
     H: FnMut(Request<RequestBody>) -> F,
     F: Future<Output = Response<B>>,
@@ -49,7 +51,10 @@ pub(crate) async fn serve_connection<H, F, B, R, RB>(
     let mut conn = Conn::new(stream);
     let mut idle = std::pin::pin!(Idle::new(limits.idle_timeout));
     loop {
-        let req = match conn.read_request(&limits, &shutdown, idle.as_mut()).await {
+        let req = match conn
+            .read_request(&limits, &shutdown, idle.as_mut(), &presence)
+            .await
+        {
             Ok(Some(req)) => req,
             Ok(None) | Err(Fail::Io) => return,
             Err(Fail::Reject(rejection)) => {
@@ -172,6 +177,7 @@ impl Conn {
         limits: &Limits,
         shutdown: &CancellationToken,
         mut idle: Pin<&mut Idle>,
+        presence: &Presence,
     ) -> Result<Option<Request<RequestBody>>, Fail> {
         // Wait for the first bytes with no buffer, and read them into the thread's scratch
         // buffer: a whole small request (the usual case) is copied once, straight into its
@@ -179,12 +185,14 @@ impl Conn {
         let mut first = None;
         if self.buf.is_empty() {
             idle.as_mut().start_wait();
+            presence.set_waiting(true);
             let read = tokio::select! {
                 biased;
                 r = std::future::poll_fn(|cx| self.poll_first(cx, limits)) => r,
                 _ = shutdown.cancelled() => return Ok(None),
                 () = std::future::poll_fn(|cx| idle.as_mut().poll_expired(cx)) => return Ok(None),
             };
+            presence.set_waiting(false);
             match read {
                 Ok((0, _)) => return Ok(None),
                 Ok((_, head)) => first = head,

@@ -32,6 +32,7 @@ mod encode;
 mod io;
 mod parse;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use http::StatusCode;
@@ -65,6 +66,42 @@ impl Limits {
             head_timeout: config.head_timeout(),
             body_timeout: config.body_timeout(),
             idle_timeout: config.idle_timeout(),
+        }
+    }
+}
+
+/// What the server sees of one connection from outside: whether it is waiting for the
+/// first byte of a request (new, or idle between kept-alive requests), and whether it has
+/// ever sent one. A connection that waits can be closed to make room for a new one
+/// without losing anything: no request is under way on it.
+#[derive(Debug, Default)]
+pub(crate) struct Presence {
+    waiting: AtomicBool,
+    served: AtomicBool,
+}
+
+impl Presence {
+    /// Whether the connection waits for a request now.
+    pub(crate) fn waiting(&self) -> bool {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// Whether a request ever arrived on the connection.
+    pub(crate) fn served(&self) -> bool {
+        self.served.load(Ordering::Relaxed)
+    }
+
+    /// Sets both flags, for tests of what watches them.
+    #[cfg(test)]
+    pub(crate) fn set_for_test(&self, waiting: bool, served: bool) {
+        self.waiting.store(waiting, Ordering::Relaxed);
+        self.served.store(served, Ordering::Relaxed);
+    }
+
+    fn set_waiting(&self, waiting: bool) {
+        self.waiting.store(waiting, Ordering::Relaxed);
+        if !waiting {
+            self.served.store(true, Ordering::Relaxed);
         }
     }
 }

@@ -78,14 +78,15 @@ fn skipped(e: &io::Error) -> bool {
     )
 }
 
-/// Room for connections: `max` served, and a few more answered `503` while the server is
-/// full. Only the accept loop takes slots, so room it sees is still there once the
+/// Room for connections: `max` served, and a few more answered `503` (or waiting for the
+/// slot of a connection closed to make room) while the server is full. Only the accept loop takes slots, so room it sees is still there once the
 /// connection is in.
 pub(super) struct Slots {
     serving: Arc<Semaphore>,
     refusing: Arc<Semaphore>,
     max: usize,
     full: Throttle,
+    room_made: Throttle,
 }
 
 /// What a new connection gets.
@@ -103,6 +104,7 @@ impl Slots {
             refusing: Arc::new(Semaphore::new(REFUSING)),
             max,
             full: Throttle::new(LOG_INTERVAL),
+            room_made: Throttle::new(LOG_INTERVAL),
         }
     }
 
@@ -124,15 +126,36 @@ impl Slots {
         if let Ok(slot) = self.serving.clone().try_acquire_owned() {
             return Some(Admission::Serve(slot));
         }
+        let slot = self.refusing.clone().try_acquire_owned().ok()?;
+        Some(Admission::Refuse(slot))
+    }
+
+    /// The slots of served connections, for a connection waiting for one to be freed.
+    pub(super) fn serving_permits(&self) -> Arc<Semaphore> {
+        self.serving.clone()
+    }
+
+    /// Counts a new connection served in place of a waiting one closed to make room.
+    pub(super) fn made_room(&mut self) {
+        if let Some(closed) = self.room_made.record(Instant::now()) {
+            tracing::info!(
+                max_connections = self.max,
+                closed,
+                "connection limit reached: connections waiting for a request are closed to make room (closed since the last report, which come at most every 5 s)"
+            );
+        }
+    }
+
+    /// Counts a new connection refused (`503`, or closed at once) while every served
+    /// connection is busy.
+    pub(super) fn refused(&mut self) {
         if let Some(refused) = self.full.record(Instant::now()) {
             tracing::warn!(
                 max_connections = self.max,
                 refused,
-                "connection limit reached: new connections are answered 503 (refusals since the last report, which come at most every 5 s)"
+                "connection limit reached and every connection busy: new connections are answered 503 (refusals since the last report, which come at most every 5 s)"
             );
         }
-        let slot = self.refusing.clone().try_acquire_owned().ok()?;
-        Some(Admission::Refuse(slot))
     }
 
     /// Connections open and served now.

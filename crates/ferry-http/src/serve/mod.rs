@@ -12,6 +12,7 @@ mod health;
 mod hyper;
 mod route;
 mod signal;
+mod standby;
 
 use std::convert::Infallible;
 use std::future::{Future, IntoFuture};
@@ -28,6 +29,7 @@ use http::header::RETRY_AFTER;
 use http::{HeaderValue, Request, Response, StatusCode};
 use http_body::Body;
 use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -44,6 +46,7 @@ use crate::status::error_response;
 use accept::{Acceptor, Admission, Slots};
 use health::Health;
 use route::Route;
+use standby::Standby;
 
 /// Serves `mcp` on `listener`: the MCP endpoint at `/mcp`, 404 on every other path.
 ///
@@ -99,7 +102,11 @@ pub fn serve(listener: TcpListener, mcp: McpService) -> Serve<McpService> {
 /// [`RequestBody`].
 ///
 /// At most [`HttpConfig::max_connections`](crate::HttpConfig::max_connections) are open
-/// at once. A connection beyond it is answered `503 Service Unavailable` with
+/// at once. When a new connection comes beyond it, the server closes the HTTP/1.1
+/// connection that has waited longest for a request (one that never sent a byte first,
+/// then one idle between kept-alive requests) and serves the new one in its place: a
+/// peer holding silent connections cannot lock clients out. Only when every connection
+/// is busy with a request is a new one answered `503 Service Unavailable` with
 /// `Retry-After: 1` and a JSON-RPC error, and closed; while 64 such answers are still
 /// going out, the server stops accepting until a connection closes (new connections wait
 /// in the listener's backlog). Accept errors never stop the server: running out of file
@@ -422,10 +429,26 @@ async fn accept_until<M, A, AB>(
         };
         match slots.admit() {
             Some(Admission::Serve(slot)) => {
+                connections.serve(stream, peer, route.clone(), Slot::Held(slot));
+            }
+            Some(Admission::Refuse(slot)) if connections.standby.close_one_waiting() => {
+                // A connection waiting for a request is closing to make room: serve this
+                // one in its slot.
+                slots.made_room();
+                let slot = Slot::Freed {
+                    serving: slots.serving_permits(),
+                    meanwhile: slot,
+                };
                 connections.serve(stream, peer, route.clone(), slot);
             }
-            Some(Admission::Refuse(slot)) => connections.refuse(stream, slot),
-            None => drop(stream),
+            Some(Admission::Refuse(slot)) => {
+                slots.refused();
+                connections.refuse(stream, slot);
+            }
+            None => {
+                slots.refused();
+                drop(stream);
+            }
         }
     }
 }
@@ -483,6 +506,8 @@ struct Connections {
     /// Drops connections at once: the drain timeout has passed.
     abort: CancellationToken,
     limits: Arc<h1::Limits>,
+    /// The HTTP/1.1 connections, to close a waiting one when the server is full.
+    standby: Arc<Standby>,
     /// hyper's connection builder, when HTTP/2 is enabled.
     hyper: Option<Arc<::hyper_util::server::conn::auto::Builder<::hyper_util::rt::TokioExecutor>>>,
     idle_timeout: Duration,
@@ -495,6 +520,7 @@ impl Connections {
             stopping: CancellationToken::new(),
             abort: CancellationToken::new(),
             limits: Arc::new(h1::Limits::of(config)),
+            standby: Arc::default(),
             hyper: config.http2().then(|| Arc::new(hyper::builder(config))),
             idle_timeout: config.idle_timeout(),
         }
@@ -506,7 +532,7 @@ impl Connections {
         stream: TcpStream,
         peer: SocketAddr,
         mut route: Route<M, A>,
-        slot: tokio::sync::OwnedSemaphorePermit,
+        slot: Slot,
     ) where
         M: tower_service::Service<
                 Request<RequestBody>,
@@ -528,13 +554,15 @@ impl Connections {
         AB::Error: Into<BoxError>,
     {
         let _ = stream.set_nodelay(true);
-        let stopping = self.stopping.clone();
         match &self.hyper {
             Some(builder) => {
                 let builder = builder.clone();
                 let idle_timeout = self.idle_timeout;
+                let stopping = self.stopping.clone();
                 self.spawn(async move {
-                    let _slot = slot;
+                    let Some(_slot) = slot.take().await else {
+                        return refuse_full(stream).await;
+                    };
                     let call = move |req| route.clone().call(req);
                     hyper::serve_connection(builder, stream, peer, call, idle_timeout, stopping)
                         .await;
@@ -542,28 +570,27 @@ impl Connections {
             }
             None => {
                 let limits = self.limits.clone();
+                // Closed by the server's stop, or to make room for a new connection.
+                let close = self.stopping.child_token();
+                let presence = Arc::new(h1::Presence::default());
+                let listed = self.standby.enlist(presence.clone(), close.clone());
                 self.spawn(async move {
-                    let _slot = slot;
+                    let _listed = listed;
+                    let Some(_slot) = slot.take().await else {
+                        return refuse_full(stream).await;
+                    };
                     let call = move |req| route.call(req);
-                    h1::serve_connection(stream, call, rejected, limits, stopping).await;
+                    h1::serve_connection(stream, call, rejected, limits, close, presence).await;
                 });
             }
         }
     }
 
     /// Answers a connection the server has no room for with `503`, then closes it.
-    fn refuse(&self, stream: TcpStream, slot: tokio::sync::OwnedSemaphorePermit) {
+    fn refuse(&self, stream: TcpStream, slot: OwnedSemaphorePermit) {
         self.spawn(async move {
             let _slot = slot;
-            let mut response = error_response(
-                StatusCode::SERVICE_UNAVAILABLE,
-                ErrorCode::INTERNAL_ERROR,
-                "Service unavailable: too many open connections; retry later",
-            );
-            response
-                .headers_mut()
-                .insert(RETRY_AFTER, HeaderValue::from_static("1"));
-            h1::refuse(stream, response).await;
+            refuse_full(stream).await;
         });
     }
 
@@ -596,6 +623,50 @@ impl Connections {
             self.tasks.wait().await;
         }
     }
+}
+
+/// How long a connection admitted in the slot of a closing one waits for that slot
+/// before it is answered `503` instead.
+const MAKE_ROOM_WAIT: Duration = Duration::from_secs(1);
+
+/// A connection's place among those served.
+enum Slot {
+    /// Its own.
+    Held(OwnedSemaphorePermit),
+    /// The one a closing connection is about to free; until then it holds a place among
+    /// the connections being refused, so the accept loop still counts it.
+    Freed {
+        serving: Arc<Semaphore>,
+        meanwhile: OwnedSemaphorePermit,
+    },
+}
+
+impl Slot {
+    /// The slot, once it is free: `None` if it was not within [`MAKE_ROOM_WAIT`].
+    async fn take(self) -> Option<OwnedSemaphorePermit> {
+        match self {
+            Slot::Held(slot) => Some(slot),
+            Slot::Freed { serving, meanwhile } => {
+                let slot = tokio::time::timeout(MAKE_ROOM_WAIT, serving.acquire_owned()).await;
+                drop(meanwhile);
+                slot.ok()?.ok()
+            }
+        }
+    }
+}
+
+/// Answers `503` with `Retry-After: 1` and a JSON-RPC error on a connection the server
+/// has no room for, then closes it.
+async fn refuse_full(stream: TcpStream) {
+    let mut response = error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        "Service unavailable: too many open connections; retry later",
+    );
+    response
+        .headers_mut()
+        .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    h1::refuse(stream, response).await;
 }
 
 /// The response to a request the HTTP/1.1 connection refused: its status, with a

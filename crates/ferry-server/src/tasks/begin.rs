@@ -175,7 +175,8 @@ pub(crate) enum Watched<F: Future> {
 }
 
 /// Polls a handler's future and hands it back when the handler waits to become a task.
-/// Costs one atomic load per poll otherwise.
+/// Costs one atomic load per poll otherwise. A handler that panics while polled ends
+/// with the error of [`crate::panic::handler_panicked`]; its future is dropped.
 pub(crate) struct Watch<'a, F> {
     fut: Option<F>,
     ctx: &'a Context,
@@ -190,20 +191,33 @@ impl<'a, F> Watch<'a, F> {
     }
 }
 
-impl<F: Future + Unpin> Future for Watch<'_, F> {
+impl<F, T> Future for Watch<'_, F>
+where
+    F: Future<Output = crate::Result<T>> + Unpin,
+{
     type Output = Watched<F>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Cx<'_>) -> Poll<Watched<F>> {
         let Some(fut) = self.fut.as_mut() else {
             return Poll::Pending;
         };
-        match Pin::new(fut).poll(cx) {
-            Poll::Ready(out) => Poll::Ready(Watched::Done(out)),
-            Poll::Pending if self.ctx.inner().task.requested() => match self.fut.take() {
+        let polled =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| Pin::new(fut).poll(cx)));
+        match polled {
+            Ok(Poll::Ready(out)) => Poll::Ready(Watched::Done(out)),
+            Ok(Poll::Pending) if self.ctx.inner().task.requested() => match self.fut.take() {
                 Some(fut) => Poll::Ready(Watched::Detach(fut)),
                 None => Poll::Pending,
             },
-            Poll::Pending => Poll::Pending,
+            Ok(Poll::Pending) => Poll::Pending,
+            Err(payload) => {
+                crate::panic::discard_payload(payload);
+                crate::panic::discard(self.fut.take());
+                let ctx = self.ctx;
+                Poll::Ready(Watched::Done(Err(crate::Error::protocol(
+                    crate::panic::handler_panicked(ctx.method(), ctx.target()),
+                ))))
+            }
         }
     }
 }

@@ -53,8 +53,30 @@ pub fn http_env(msg: &Value) -> RequestEnv {
 /// Sends `msg` with `env` and returns its response.
 pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
     let bytes = serde_json::to_vec(msg).expect("serializable");
-    let method = msg["method"].as_str();
-    let out = match server.handle(&bytes, env) {
+    let out = send_bytes_env(server, &bytes, msg["method"].as_str(), env).await;
+    if let Some(id) = msg.get("id") {
+        assert_eq!(
+            out.msg.get("id"),
+            Some(id),
+            "the response must echo the request id"
+        );
+    }
+    out
+}
+
+/// Sends a request of `method` as the bytes given (for what `Value` cannot hold), as a
+/// stdio transport would.
+pub async fn send_bytes(server: &Server, bytes: &[u8], method: &str) -> Out {
+    send_bytes_env(server, bytes, Some(method), RequestEnv::stdio()).await
+}
+
+async fn send_bytes_env(
+    server: &Server,
+    bytes: &[u8],
+    method: Option<&str>,
+    env: RequestEnv,
+) -> Out {
+    let out = match server.handle(bytes, env) {
         Handled::Reply(r) => Out {
             status: ferry_http::reply_status(&r).as_u16(),
             msg: parse(&r.body),
@@ -80,7 +102,10 @@ pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
                 notes,
             }
         }
-        _ => panic!("expected a response to {msg}"),
+        _ => panic!(
+            "expected a response to {}",
+            String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
+        ),
     };
     check::received(&out.msg, method);
     for n in &out.notes {
@@ -88,13 +113,6 @@ pub async fn send_env(server: &Server, msg: &Value, env: RequestEnv) -> Out {
         assert!(
             n.get("method").is_some(),
             "a notification was expected: {n}"
-        );
-    }
-    if let Some(id) = msg.get("id") {
-        assert_eq!(
-            out.msg.get("id"),
-            Some(id),
-            "the response must echo the request id"
         );
     }
     out
