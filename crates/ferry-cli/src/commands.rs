@@ -77,6 +77,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Demo(_) => Err(UsageError::new("the demo runs its own server").into()),
         Command::Audit(_) => Err(UsageError::new("the audit sends its own requests").into()),
         Command::Lint(_) => Err(UsageError::new("lint reads source files, not a server").into()),
+        Command::Gateway(_) => {
+            Err(UsageError::new("the gateway serves, it is not a client").into())
+        }
     };
     progress.finish();
     if let Err(e) = client.close().await {

@@ -30,6 +30,7 @@ mod connect;
 mod demo;
 mod deprecated;
 mod form;
+mod gateway;
 mod handler;
 mod lint;
 mod output;
@@ -155,6 +156,15 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
             demo::run(args).await
         }
         Command::Audit(args) => audit::run(&cli, args).await,
+        Command::Gateway(args) => {
+            if cli.server.url.is_some() || cli.server.stdio.is_some() {
+                return Err(UsageError::new(
+                    "the gateway's servers are given with --upstream: leave out --url and --stdio",
+                )
+                .into());
+            }
+            gateway::run(args).await
+        }
         _ => commands::run(&cli).await,
     }
 }

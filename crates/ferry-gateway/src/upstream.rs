@@ -1,0 +1,133 @@
+//! The servers behind the gateway: one Ferry client each, with its edge policy.
+
+use std::fmt;
+use std::time::Duration;
+
+use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
+use serde_json::{Map, Value};
+
+use crate::config::{UpstreamConfig, UpstreamTarget};
+use crate::error::StartError;
+
+/// How long one request to an upstream may take.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most pages of one list fetched from an upstream.
+pub const MAX_LIST_PAGES: usize = 64;
+
+/// One connected upstream.
+pub struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    pub(crate) client: Client,
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The client holds the upstream's credential: show only the settings.
+        f.debug_struct("Upstream")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Declares every kind of input to upstreams, so they ask what the gateway's clients can
+/// answer; the questions come back inside `InputRequiredResult`s and go to the client.
+/// A question sent on a 2025-11-25 back-channel cannot reach the client and is declined.
+struct Relay;
+
+impl InputHandler for Relay {
+    // Sampling and roots are deprecated, but upstreams that still ask for them are
+    // relayed to clients that still answer them.
+    #[allow(deprecated)]
+    fn capabilities(&self) -> HandlerCapabilities {
+        HandlerCapabilities::none()
+            .elicitation_form()
+            .elicitation_url()
+            .sampling(true)
+            .roots()
+    }
+}
+
+impl Upstream {
+    /// Connects to the upstream `config` describes (era detection and fallback are the
+    /// client's). The bearer token is read from the environment variable the
+    /// configuration names.
+    pub async fn connect(config: UpstreamConfig) -> Result<Upstream, StartError> {
+        let name = config.name.clone();
+        let mut builder = Client::builder()
+            .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
+            .input_handler(Relay)
+            .timeout(UPSTREAM_TIMEOUT);
+        builder = match config.target()? {
+            UpstreamTarget::Http(url) => builder.http(url),
+            UpstreamTarget::Stdio(words) => {
+                let mut cmd = tokio::process::Command::new(&words[0]);
+                cmd.args(&words[1..]);
+                builder.stdio(cmd)
+            }
+        };
+        if let Some(var) = &config.bearer_env {
+            let token = std::env::var(var).map_err(|_| StartError::MissingCredential {
+                name: name.clone(),
+                var: var.clone(),
+            })?;
+            builder = builder.bearer_token(token);
+        }
+        let client = builder
+            .build()
+            .await
+            .map_err(|source| StartError::Upstream { name, source })?;
+        Ok(Upstream { config, client })
+    }
+
+    /// The upstream's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Sends one request and returns the raw result. Never cached: every round reaches
+    /// the upstream.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, ferry_client::Error> {
+        let opts = CallOptions::new().bypass_cache();
+        self.client
+            .request(method, Value::Object(params), &opts)
+            .await
+    }
+
+    /// Every item of a list (`member` of `method`'s results), following pagination.
+    pub(crate) async fn list_all(
+        &self,
+        method: &str,
+        member: &str,
+    ) -> Result<Vec<Value>, ferry_client::Error> {
+        let mut items = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let mut params = Map::new();
+            if let Some(c) = cursor.take() {
+                params.insert("cursor".into(), Value::String(c));
+            }
+            let page = self
+                .client
+                .request(method, Value::Object(params), &CallOptions::new())
+                .await?;
+            if let Some(Value::Array(list)) = page.get(member) {
+                items.extend(list.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+                _ => return Ok(items),
+            }
+        }
+        Ok(items)
+    }
+
+    /// Closes the connection (a stdio upstream is stopped).
+    pub async fn close(&self) {
+        let _ = self.client.close().await;
+    }
+}
