@@ -55,6 +55,7 @@ pub struct GatewayBuilder {
     meter: Option<Arc<dyn Meter>>,
     ledger: Option<Arc<dyn ReplayLedger>>,
     keys: Option<KeyRing>,
+    tokens: std::collections::HashMap<String, crate::upstream::Secret>,
 }
 
 impl Gateway {
@@ -65,6 +66,7 @@ impl Gateway {
             meter: None,
             ledger: None,
             keys: None,
+            tokens: Default::default(),
         }
     }
 
@@ -158,6 +160,14 @@ impl GatewayBuilder {
         self
     }
 
+    /// Sends `token` as the bearer credential to the upstream `name`, instead of reading
+    /// the environment variable its configuration names (for secrets kept elsewhere).
+    pub fn bearer_token(mut self, name: impl Into<String>, token: impl Into<String>) -> Self {
+        self.tokens
+            .insert(name.into(), crate::upstream::Secret(token.into()));
+        self
+    }
+
     /// Connects every upstream and builds the server in front of them.
     pub async fn build(self) -> Result<Gateway, StartError> {
         let config = self.config;
@@ -201,7 +211,16 @@ impl GatewayBuilder {
                 .ok_or_else(|| StartError::Auth("a dev token is written NAME=TOKEN".into()))?;
             dev_tokens = dev_tokens.with(name, token);
         }
-        let connecting = config.upstreams.iter().cloned().map(Upstream::connect);
+        let mut tokens = self.tokens;
+        let connecting = config
+            .upstreams
+            .iter()
+            .cloned()
+            .map(|u| {
+                let token = tokens.remove(&u.name);
+                Upstream::connect(u, token)
+            })
+            .collect::<Vec<_>>();
         let upstreams = futures::future::try_join_all(connecting).await?;
         let guard = StateGuard::new(keys).with_ttl(config.state_ttl());
         let core = Arc::new(Core {

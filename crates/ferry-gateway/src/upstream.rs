@@ -15,6 +15,16 @@ pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
 /// The most pages of one list fetched from an upstream.
 pub const MAX_LIST_PAGES: usize = 64;
 
+/// A credential: shown as `<redacted>` in `Debug`.
+#[derive(Clone)]
+pub(crate) struct Secret(pub(crate) String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
 /// One connected upstream.
 pub struct Upstream {
     pub(crate) config: UpstreamConfig,
@@ -51,8 +61,11 @@ impl InputHandler for Relay {
 impl Upstream {
     /// Connects to the upstream `config` describes (era detection and fallback are the
     /// client's). The bearer token is read from the environment variable the
-    /// configuration names.
-    pub async fn connect(config: UpstreamConfig) -> Result<Upstream, StartError> {
+    /// configuration names, unless `token` is given.
+    pub(crate) async fn connect(
+        config: UpstreamConfig,
+        token: Option<Secret>,
+    ) -> Result<Upstream, StartError> {
         let name = config.name.clone();
         let mut builder = Client::builder()
             .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
@@ -66,11 +79,17 @@ impl Upstream {
                 builder.stdio(cmd)
             }
         };
-        if let Some(var) = &config.bearer_env {
-            let token = std::env::var(var).map_err(|_| StartError::MissingCredential {
-                name: name.clone(),
-                var: var.clone(),
-            })?;
+        let token = match (token, &config.bearer_env) {
+            (Some(t), _) => Some(t),
+            (None, Some(var)) => Some(Secret(std::env::var(var).map_err(|_| {
+                StartError::MissingCredential {
+                    name: name.clone(),
+                    var: var.clone(),
+                }
+            })?)),
+            (None, None) => None,
+        };
+        if let Some(Secret(token)) = token {
             builder = builder.bearer_token(token);
         }
         let client = builder
