@@ -247,12 +247,11 @@ fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
     let mut resources = false;
     let mut completions = false;
     for u in &core.upstreams {
-        if let Some(caps) = u.client.server_capabilities() {
-            tools |= caps.tools.is_some();
-            prompts |= caps.prompts.is_some();
-            resources |= caps.resources.is_some();
-            completions |= caps.completions.is_some();
-        }
+        let caps = &u.capabilities;
+        tools |= caps.tools.is_some();
+        prompts |= caps.prompts.is_some();
+        resources |= caps.resources.is_some();
+        completions |= caps.completions.is_some();
     }
     let mut builder = Server::builder("ferry-gateway", env!("CARGO_PKG_VERSION")).modern_only();
     if tools {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
+use ferry_protocol::capabilities::ServerCapabilities;
 use serde_json::{Map, Value};
 
 use crate::config::{UpstreamConfig, UpstreamTarget};
@@ -29,6 +30,7 @@ impl fmt::Debug for Secret {
 pub struct Upstream {
     pub(crate) config: UpstreamConfig,
     pub(crate) client: Client,
+    pub(crate) capabilities: ServerCapabilities,
 }
 
 impl fmt::Debug for Upstream {
@@ -95,8 +97,26 @@ impl Upstream {
         let client = builder
             .build()
             .await
-            .map_err(|source| StartError::Upstream { name, source })?;
-        Ok(Upstream { config, client })
+            .map_err(|source| StartError::Upstream {
+                name: name.clone(),
+                source,
+            })?;
+        // A client that knew the server's era already may not have asked what it offers.
+        let capabilities = match client.server_capabilities() {
+            Some(c) => c,
+            None => {
+                client
+                    .discover()
+                    .await
+                    .map_err(|source| StartError::Upstream { name, source })?
+                    .capabilities
+            }
+        };
+        Ok(Upstream {
+            config,
+            client,
+            capabilities,
+        })
     }
 
     /// The upstream's name.
