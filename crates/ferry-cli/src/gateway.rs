@@ -40,6 +40,10 @@ pub struct GatewayArgs {
     /// requests need a token.
     #[arg(long = "dev-token", value_name = "NAME=TOKEN")]
     pub dev_tokens: Vec<String>,
+
+    /// Requests a second each principal may send (bursts of as many).
+    #[arg(long, value_name = "N")]
+    pub rate_limit: Option<u32>,
 }
 
 impl GatewayArgs {
@@ -66,6 +70,9 @@ impl GatewayArgs {
         }
         if let Some(url) = &self.redis {
             config.redis = Some(url.clone());
+        }
+        if let Some(n) = self.rate_limit {
+            config.rate_limit = n;
         }
         config.dev_tokens.extend(self.dev_tokens.iter().cloned());
         config.check()?;

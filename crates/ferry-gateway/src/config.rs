@@ -66,6 +66,9 @@ pub struct GatewayConfig {
     /// any, requests without a valid token are refused.
     #[serde(default)]
     pub dev_tokens: Vec<String>,
+    /// Requests a second each principal may send (bursts of as many); 0 for no limit.
+    #[serde(default)]
+    pub rate_limit: u32,
 }
 
 fn default_listen() -> String {
@@ -89,6 +92,7 @@ impl Default for GatewayConfig {
             state_ttl_secs: default_state_ttl(),
             state_keys_env: None,
             dev_tokens: Vec::new(),
+            rate_limit: 0,
         }
     }
 }

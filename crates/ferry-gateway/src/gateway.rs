@@ -26,6 +26,7 @@ pub(crate) struct Core {
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) max_rounds: u32,
     pub(crate) routes: RwLock<Routes>,
+    pub(crate) limit: Option<crate::limit::PrincipalLimit>,
 }
 
 /// Which upstream serves a resource URI, learned from the lists.
@@ -45,6 +46,12 @@ impl Forward for Relay {
         Box::pin(async move {
             core.metrics.request(request.method);
             let principal = request.principal.as_ref().map(|p| p.id().to_owned());
+            if let Some(limit) = &core.limit
+                && let Err(e) = limit.check(principal.as_deref())
+            {
+                core.metrics.rate_limited();
+                return Err(e);
+            }
             let params = request.params;
             match request.method {
                 methods::TOOLS_LIST => core.list(methods::TOOLS_LIST, "tools", true).await,

@@ -19,7 +19,8 @@
 //!   [`GatewayConfig::max_rounds`] rounds.
 //! - **Edge policy.** The client's `Authorization` never goes upstream; each upstream
 //!   gets its own bearer token from an environment variable; tools are allowed or
-//!   denied per upstream.
+//!   denied per upstream. Requests can be rate limited per principal
+//!   ([`GatewayConfig::rate_limit`]).
 //!
 //! The gateway is Ferry's server ([`ferry_server::Forward`] hook) in front and Ferry's
 //! client (era detection and fallback included) behind each upstream.
@@ -48,6 +49,7 @@ mod config;
 mod envelope;
 mod error;
 mod gateway;
+mod limit;
 mod meter;
 mod metrics;
 pub mod names;
@@ -60,6 +62,7 @@ pub use config::{
 };
 pub use envelope::{Bound, Envelope, Envelopes, Refused};
 pub use error::{ConfigError, StartError};
+pub use limit::RATE_LIMITED;
 pub use meter::{
     JsonLinesMeter, Meter, MeterRefusal, NoMeter, Reservation, RoundOutcome, RoundRecord,
     RoundStart,

@@ -39,6 +39,7 @@ pub struct Metrics {
     rounds_per_call: HistogramFamily<UpstreamLabels>,
     refusals: Family<ReasonLabels, Counter>,
     latency: HistogramFamily<UpstreamLabels>,
+    rate_limited: Counter,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -91,7 +92,14 @@ impl Default for Metrics {
             "Time waiting for an upstream's answer to one round",
             latency.clone(),
         );
+        let rate_limited = Counter::default();
+        registry.register(
+            "rate_limited",
+            "Requests refused by the per-principal rate limit",
+            rate_limited.clone(),
+        );
         Metrics {
+            rate_limited,
             registry,
             requests,
             rounds,
@@ -127,6 +135,10 @@ impl Metrics {
                 .get_or_create(&labels)
                 .observe(f64::from(round));
         }
+    }
+
+    pub(crate) fn rate_limited(&self) {
+        self.rate_limited.inc();
     }
 
     pub(crate) fn refusal(&self, reason: &str) {

@@ -230,6 +230,7 @@ impl GatewayBuilder {
             metrics: Arc::new(Metrics::default()),
             max_rounds: config.max_rounds,
             routes: RwLock::new(Routes::default()),
+            limit: crate::limit::PrincipalLimit::new(config.rate_limit),
         });
         let server = front_server(&core)?;
         Ok(Gateway {

@@ -86,3 +86,42 @@ async fn a_missing_credential_variable_stops_the_gateway_from_starting() {
         "{err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_principal_is_rate_limited_on_its_own() {
+    let upstream = guarded_upstream().await;
+    let mut config = GatewayConfig::default();
+    config.upstreams = vec![UpstreamConfig::http("guarded", &upstream)];
+    config.dev_tokens = vec!["alice=alice-token".into(), "bob=bob-token".into()];
+    config.rate_limit = 2;
+    let gateway = Gateway::builder(config)
+        .bearer_token("guarded", "svc-secret")
+        .build()
+        .await
+        .expect("starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let url = format!("{base}/mcp");
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+
+    let call = json!({"name": "whoami", "arguments": {}});
+    for id in 1..=2 {
+        let r = post(&url, Some("alice-token"), id, "tools/call", call.clone()).await;
+        assert_eq!(r["result"]["content"][0]["text"], "svc", "{r}");
+    }
+    let r = post(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    assert_eq!(r["error"]["code"], ferry_gateway::RATE_LIMITED.0, "{r}");
+    assert!(r["error"]["data"]["retryAfterMs"].as_u64().unwrap() >= 1);
+    let r = post(&url, Some("bob-token"), 4, "tools/call", call).await;
+    assert_eq!(r["result"]["content"][0]["text"], "svc", "{r}");
+    let metrics = reqwest::get(format!("{base}/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("ferry_gateway_rate_limited_total 1"),
+        "{metrics}"
+    );
+}
