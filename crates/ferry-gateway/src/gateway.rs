@@ -16,7 +16,7 @@ use crate::envelope::{Bound, Envelope, Envelopes, Refused};
 use crate::meter::{Held, Meter, RoundOutcome, RoundRecord, RoundStart};
 use crate::metrics::Metrics;
 use crate::names::{self, SEPARATOR};
-use crate::upstream::Upstream;
+use crate::upstream::{CacheHints, Upstream};
 
 /// The gateway's state, shared by every request.
 pub(crate) struct Core {
@@ -90,9 +90,13 @@ impl Core {
         .await;
         let mut merged = Vec::new();
         let mut reached = 0;
+        let mut hints: Option<CacheHints> = None;
         for (index, (upstream, items)) in pages.into_iter().enumerate() {
             let items = match items {
-                Ok(items) => items,
+                Ok((items, h)) => {
+                    hints = Some(hints.map_or(h, |all| all.merge(h)));
+                    items
+                }
                 Err(e) => {
                     tracing::warn!(upstream = upstream.name(), error = %e, "{method} failed upstream");
                     continue;
@@ -119,7 +123,12 @@ impl Core {
                 "Internal error: no upstream answered {method}"
             )));
         }
-        Ok(json!({ member: merged }))
+        let hints = hints.unwrap_or_default();
+        Ok(json!({
+            member: merged,
+            "ttlMs": hints.ttl_ms,
+            "cacheScope": if hints.public { "public" } else { "private" },
+        }))
     }
 
     fn learn_route(&self, method: &str, item: &Value, index: usize) {

@@ -16,6 +16,41 @@ pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
 /// The most pages of one list fetched from an upstream.
 pub const MAX_LIST_PAGES: usize = 64;
 
+/// How long a list may be cached and by whom (result.ts `ttlMs`, `cacheScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: u64,
+    pub(crate) public: bool,
+}
+
+impl Default for CacheHints {
+    /// What a page without hints allows: no caching, and only by its requester.
+    fn default() -> Self {
+        CacheHints {
+            ttl_ms: 0,
+            public: false,
+        }
+    }
+}
+
+impl CacheHints {
+    fn of(page: &Value) -> Self {
+        CacheHints {
+            ttl_ms: page.get("ttlMs").and_then(Value::as_u64).unwrap_or(0),
+            public: page.get("cacheScope").and_then(Value::as_str) == Some("public"),
+        }
+    }
+
+    /// The hints of a list merged from lists with `self` and `other`: the shorter
+    /// lifetime and the narrower scope.
+    pub(crate) fn merge(self, other: CacheHints) -> CacheHints {
+        CacheHints {
+            ttl_ms: self.ttl_ms.min(other.ttl_ms),
+            public: self.public && other.public,
+        }
+    }
+}
+
 /// A credential: shown as `<redacted>` in `Debug`.
 #[derive(Clone)]
 pub(crate) struct Secret(pub(crate) String);
@@ -137,13 +172,15 @@ impl Upstream {
             .await
     }
 
-    /// Every item of a list (`member` of `method`'s results), following pagination.
+    /// Every item of a list (`member` of `method`'s results), following pagination,
+    /// with the first page's caching hints.
     pub(crate) async fn list_all(
         &self,
         method: &str,
         member: &str,
-    ) -> Result<Vec<Value>, ferry_client::Error> {
+    ) -> Result<(Vec<Value>, CacheHints), ferry_client::Error> {
         let mut items = Vec::new();
+        let mut hints: Option<CacheHints> = None;
         let mut cursor: Option<String> = None;
         for _ in 0..MAX_LIST_PAGES {
             let mut params = Map::new();
@@ -154,15 +191,16 @@ impl Upstream {
                 .client
                 .request(method, Value::Object(params), &CallOptions::new())
                 .await?;
+            hints.get_or_insert_with(|| CacheHints::of(&page));
             if let Some(Value::Array(list)) = page.get(member) {
                 items.extend(list.iter().cloned());
             }
             match page.get("nextCursor").and_then(Value::as_str) {
                 Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
-                _ => return Ok(items),
+                _ => break,
             }
         }
-        Ok(items)
+        Ok((items, hints.unwrap_or_default()))
     }
 
     /// Closes the connection (a stdio upstream is stopped).

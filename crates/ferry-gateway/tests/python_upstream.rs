@@ -251,6 +251,10 @@ async fn the_round_cap_ends_a_call_with_a_clear_error_and_denied_tools_are_hidde
     assert_eq!(usage(dir.path())[0]["outcome"], "error");
 
     let list = post(&url, Some("alice-token"), 2, "tools/list", json!({})).await;
+    // A merged list is a complete 2026-07-28 result with the narrowest caching hints.
+    assert_eq!(list["result"]["resultType"], "complete", "{list}");
+    assert!(list["result"]["ttlMs"].is_u64(), "{list}");
+    assert!(list["result"]["cacheScope"].is_string(), "{list}");
     let names: Vec<&str> = list["result"]["tools"]
         .as_array()
         .unwrap()

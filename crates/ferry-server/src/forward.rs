@@ -60,6 +60,16 @@ pub trait Forward: Send + Sync + 'static {
     fn forward(&self, request: ForwardRequest) -> ForwardFuture;
 }
 
+/// A result object without `resultType` is a complete one (2026-07-28 results name
+/// their type, basic/index.mdx): the member is added.
+pub(crate) fn complete_by_default(result: &mut Value) {
+    if let Value::Object(m) = result
+        && !m.contains_key("resultType")
+    {
+        m.insert("resultType".into(), Value::String("complete".into()));
+    }
+}
+
 /// Whether `method` is one a [`Forward`] hook answers.
 pub(crate) fn is_forwarded(method: Method) -> bool {
     matches!(

@@ -191,7 +191,10 @@ impl PendingCall {
                         None => base.error(&ErrorObject::method_not_found("tasks")),
                     },
                     CallKind::Forward { hook, request } => match hook.forward(request).await {
-                        Ok(result) => Reply::result(&base.id, &result, None),
+                        Ok(mut result) => {
+                            crate::forward::complete_by_default(&mut result);
+                            Reply::result(&base.id, &result, None)
+                        }
                         Err(e) => base.error(&e),
                     },
                     CallKind::Tool { .. } | CallKind::Listen { .. } => {
