@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use ferry_protocol::ErrorObject;
+use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods;
 use ferry_server::uri_template::UriTemplate;
 use ferry_server::{Forward, ForwardFuture, ForwardRequest};
@@ -64,10 +65,13 @@ impl Forward for Relay {
                         .await
                 }
                 methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
-                    core.call(request.method, params, principal.as_deref())
+                    let caps = &request.client_capabilities;
+                    core.call(request.method, params, principal.as_deref(), caps)
                         .await
                 }
-                methods::COMPLETION_COMPLETE => core.complete(params).await,
+                methods::COMPLETION_COMPLETE => {
+                    core.complete(params, &request.client_capabilities).await
+                }
                 other => Err(ErrorObject::method_not_found(other)),
             }
         })
@@ -208,6 +212,7 @@ impl Core {
         method: &'static str,
         mut params: Map<String, Value>,
         principal: Option<&str>,
+        capabilities: &ClientCapabilities,
     ) -> Result<Value, ErrorObject> {
         let key = if method == methods::RESOURCES_READ {
             "uri"
@@ -279,7 +284,7 @@ impl Core {
         let held = Held::new(&*self.meter, reservation);
         let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
         let began = Instant::now();
-        let answer = upstream.request(method, params).await;
+        let answer = upstream.request(method, params, capabilities).await;
         let latency = began.elapsed();
 
         let mut input_kinds = Vec::new();
@@ -361,7 +366,11 @@ impl Core {
     }
 
     /// `completion/complete`, sent to the upstream of the prompt or template it names.
-    async fn complete(&self, mut params: Map<String, Value>) -> Result<Value, ErrorObject> {
+    async fn complete(
+        &self,
+        mut params: Map<String, Value>,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Value, ErrorObject> {
         let reference = params
             .get_mut("ref")
             .and_then(Value::as_object_mut)
@@ -383,7 +392,7 @@ impl Core {
         };
         let upstream = &self.upstreams[index];
         upstream
-            .request(methods::COMPLETION_COMPLETE, params)
+            .request(methods::COMPLETION_COMPLETE, params, capabilities)
             .await
             .map_err(|e| upstream_error(upstream.name(), &e))
     }

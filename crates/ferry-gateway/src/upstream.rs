@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::Duration;
 
 use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
-use ferry_protocol::capabilities::ServerCapabilities;
+use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
 use serde_json::{Map, Value};
 
 use crate::config::{UpstreamConfig, UpstreamTarget};
@@ -159,14 +159,19 @@ impl Upstream {
         &self.config.name
     }
 
-    /// Sends one request and returns the raw result. Never cached: every round reaches
-    /// the upstream.
+    /// Sends one request, declaring the client's `capabilities` (so the upstream asks
+    /// only what the client can answer), and returns the raw result. Never cached: every
+    /// round reaches the upstream.
     pub(crate) async fn request(
         &self,
         method: &str,
         params: Map<String, Value>,
+        capabilities: &ClientCapabilities,
     ) -> Result<Value, ferry_client::Error> {
-        let opts = CallOptions::new().bypass_cache();
+        let caps = serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+        let opts = CallOptions::new()
+            .bypass_cache()
+            .meta(ferry_protocol::meta::CLIENT_CAPABILITIES, caps);
         self.client
             .request(method, Value::Object(params), &opts)
             .await

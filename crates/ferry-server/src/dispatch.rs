@@ -349,6 +349,7 @@ impl Server {
                 method: m.as_str(),
                 params: crate::forward::raw_params(params),
                 principal: env.principal.clone(),
+                client_capabilities: checked.capabilities.clone(),
             };
             let hook = hook.clone();
             return pending(CallKind::Forward { hook, request }, streaming, checked);

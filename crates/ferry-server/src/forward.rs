@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use ferry_protocol::ErrorObject;
+use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods::Method;
 use ferry_protocol::request::Params;
 use serde_json::{Map, Value};
@@ -30,6 +31,8 @@ pub struct ForwardRequest {
     pub params: Map<String, Value>,
     /// The authenticated principal, if an authentication layer set one.
     pub principal: Option<Principal>,
+    /// The capabilities the client declared in the request's `_meta`.
+    pub client_capabilities: ClientCapabilities,
 }
 
 /// The future a [`Forward`] hook returns: the result object, or the JSON-RPC error to send.
