@@ -345,12 +345,12 @@ impl Server {
             && crate::forward::is_forwarded(m)
             && offers(caps, m)
         {
-            let request = crate::forward::ForwardRequest {
+            let request = Box::new(crate::forward::ForwardRequest {
                 method: m.as_str(),
                 params: crate::forward::raw_params(params),
                 principal: env.principal.clone(),
                 client_capabilities: checked.capabilities.clone(),
-            };
+            });
             let hook = hook.clone();
             return pending(CallKind::Forward { hook, request }, streaming, checked);
         }

@@ -116,7 +116,7 @@ pub(crate) enum CallKind {
     },
     Forward {
         hook: Arc<dyn crate::forward::Forward>,
-        request: crate::forward::ForwardRequest,
+        request: Box<crate::forward::ForwardRequest>,
     },
 }
 
@@ -190,7 +190,7 @@ impl PendingCall {
                         Some(tasks) => crate::tasks::serve(&base, &tasks, op, &id).await,
                         None => base.error(&ErrorObject::method_not_found("tasks")),
                     },
-                    CallKind::Forward { hook, request } => match hook.forward(request).await {
+                    CallKind::Forward { hook, request } => match hook.forward(*request).await {
                         Ok(mut result) => {
                             crate::forward::complete_by_default(&mut result);
                             Reply::result(&base.id, &result, None)
