@@ -209,6 +209,15 @@ Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
     /// Forget the sign-in kept for a server (the registration with its authorization
     /// server is kept).
     Logout(crate::login::LogoutArgs),
+    /// Serve one MCP endpoint in front of other MCP servers: lists merged (names
+    /// prefixed NAME. with several upstreams), requestState sealed and single-use at the
+    /// gateway, every round trip metered, Prometheus text at /metrics.
+    #[command(after_help = "\
+  ferry gateway --upstream http://127.0.0.1:9000/mcp
+  ferry gateway --listen 127.0.0.1:8080 --upstream files=http://127.0.0.1:9000/mcp \\
+      --upstream demo=cmd:'ferry-everything --stdio' --usage-log usage.jsonl
+  ferry gateway --config gateway.toml")]
+    Gateway(crate::gateway::GatewayArgs),
 }
 
 /// `ferry call`.

@@ -80,6 +80,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<Outcome> {
         Command::Login(_) | Command::Logout(_) => {
             Err(UsageError::new("login and logout talk to the authorization server").into())
         }
+        Command::Gateway(_) => {
+            Err(UsageError::new("the gateway serves, it is not a client").into())
+        }
     };
     progress.finish();
     let result = match handler.take_problem() {

@@ -33,6 +33,7 @@ mod demo;
 mod deprecated;
 mod diagnose;
 mod form;
+mod gateway;
 mod handler;
 mod lint;
 mod login;
@@ -213,6 +214,15 @@ async fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Audit(args) => audit::run(&cli, args).await,
         Command::Login(args) => login::login(&cli.server, args).await,
         Command::Logout(args) => login::logout(&cli.server, args).await,
+        Command::Gateway(args) => {
+            if cli.server.url.is_some() || cli.server.stdio.is_some() {
+                return Err(UsageError::new(
+                    "the gateway's servers are given with --upstream: leave out --url and --stdio",
+                )
+                .into());
+            }
+            gateway::run(args).await
+        }
         _ => commands::run(&cli).await,
     }
 }

@@ -368,6 +368,20 @@ impl Server {
                 kind,
             }))
         };
+        if let Some(hook) = &inner.forward
+            && !legacy
+            && crate::forward::is_forwarded(m)
+            && offers(caps, m)
+        {
+            let request = Box::new(crate::forward::ForwardRequest {
+                method: m.as_str(),
+                params: crate::forward::raw_params(params),
+                principal: env.principal.clone(),
+                client_capabilities: checked.capabilities.clone(),
+            });
+            let hook = hook.clone();
+            return pending(CallKind::Forward { hook, request }, streaming, checked);
+        }
         match (m, params) {
             (Method::Discover, _) => reply(&inner.discover),
             (
@@ -741,6 +755,16 @@ impl Server {
                 context: ctx_args,
             },
         ))
+    }
+}
+
+/// Whether the server advertises the feature `method` belongs to.
+fn offers(caps: &ferry_protocol::capabilities::ServerCapabilities, method: Method) -> bool {
+    match method {
+        Method::ToolsList | Method::ToolsCall => caps.tools.is_some(),
+        Method::PromptsList | Method::PromptsGet => caps.prompts.is_some(),
+        Method::CompletionComplete => caps.completions.is_some(),
+        _ => caps.resources.is_some(),
     }
 }
 

@@ -40,6 +40,7 @@ pub mod deprecation;
 mod dispatch;
 mod error;
 mod fast_schema;
+mod forward;
 mod handler;
 mod header_check;
 mod hub;
@@ -74,6 +75,7 @@ pub use context::Context;
 #[doc(hidden)]
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
+pub use forward::{Forward, ForwardFuture, ForwardRequest};
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
 #[doc(hidden)]
 pub use listen::ListenStream;

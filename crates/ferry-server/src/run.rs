@@ -119,6 +119,10 @@ pub(crate) enum CallKind {
         op: crate::tasks::TaskOp,
         id: String,
     },
+    Forward {
+        hook: Arc<dyn crate::forward::Forward>,
+        request: Box<crate::forward::ForwardRequest>,
+    },
 }
 
 /// How many times a 2025-11-25 request may resume a handler that checkpointed.
@@ -209,6 +213,13 @@ impl PendingCall {
                     CallKind::Task { op, id } => match base.inner().tasks.clone() {
                         Some(tasks) => crate::tasks::serve(&base, &tasks, op, &id).await,
                         None => base.error(&ErrorObject::method_not_found("tasks")),
+                    },
+                    CallKind::Forward { hook, request } => match hook.forward(*request).await {
+                        Ok(mut result) => {
+                            crate::forward::complete_by_default(&mut result);
+                            Reply::result(&base.id, &result, None)
+                        }
+                        Err(e) => base.error(&e),
                     },
                     CallKind::Tool { .. } | CallKind::Listen { .. } => {
                         Reply::error(Some(&base.id), &ErrorObject::internal("Internal error"))

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bus::ChangeBus;
 use crate::catalog::{Catalog, ListShape};
+use crate::forward::Forward;
 use crate::handler::{StateMap, StateType};
 use crate::hub::{Event, Hub};
 use crate::prompt::{PromptBuilder, PromptEntry};
@@ -68,6 +69,8 @@ pub(crate) struct ServerInner {
     pub(crate) sampling: crate::llm::SamplingPolicy,
     /// The Tasks extension, when the server offers it.
     pub(crate) tasks: Option<Arc<Tasks>>,
+    /// The hook answering feature methods with raw results, when set.
+    pub(crate) forward: Option<Arc<dyn Forward>>,
 }
 
 /// Configures and builds a [`Server`].
@@ -106,6 +109,7 @@ pub struct ServerBuilder {
     task_store: Option<Arc<dyn TaskStore>>,
     task_bus: Option<Arc<dyn TaskBus>>,
     change_bus: Option<Arc<dyn ChangeBus>>,
+    forward: Option<Arc<dyn Forward>>,
 }
 
 impl Server {
@@ -145,6 +149,7 @@ impl Server {
             task_store: None,
             task_bus: None,
             change_bus: None,
+            forward: None,
         }
     }
 
@@ -516,6 +521,16 @@ impl ServerBuilder {
         self
     }
 
+    /// Answers the feature methods the server advertises (`tools/*`, `prompts/*`,
+    /// `resources/list`, `resources/templates/list`, `resources/read`,
+    /// `completion/complete`) on 2026-07-28 requests with `hook`'s raw results instead
+    /// of the registry (see [`Forward`]). Advertise the features with
+    /// [`enable_tools`](Self::enable_tools) and its siblings.
+    pub fn forward(mut self, hook: impl Forward) -> Self {
+        self.forward = Some(Arc::new(hook));
+        self
+    }
+
     /// Serves only 2026-07-28 (stateless) requests: `initialize` is refused with an error
     /// naming the supported versions. By default the server is dual-era and also serves
     /// 2025-11-25 clients (initialize, sessions, requests to the client).
@@ -802,6 +817,7 @@ impl ServerBuilder {
                             .unwrap_or_else(|| Arc::new(MemoryTaskBus::new())),
                     ))
                 }),
+                forward: self.forward,
             }),
         })
     }

@@ -206,10 +206,12 @@ impl Inner {
                 meta::PROTOCOL_VERSION.to_owned(),
                 Value::from(session.version.as_str()),
             );
-            m.insert(
-                meta::CLIENT_CAPABILITIES.to_owned(),
-                serde_json::to_value(self.client_capabilities()).unwrap_or_else(|_| json!({})),
-            );
+            // Capabilities given in the call's `_meta` (a gateway relaying its client's)
+            // win over the input handler's.
+            m.entry(meta::CLIENT_CAPABILITIES.to_owned())
+                .or_insert_with(|| {
+                    serde_json::to_value(self.client_capabilities()).unwrap_or_else(|_| json!({}))
+                });
             m.insert(
                 meta::CLIENT_INFO.to_owned(),
                 serde_json::to_value(&self.config.client_info).unwrap_or_else(|_| json!({})),

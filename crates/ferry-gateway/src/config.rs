@@ -1,0 +1,326 @@
+//! What the gateway serves and where it forwards: the settings of `ferry gateway`, from
+//! flags or a TOML file.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::error::ConfigError;
+
+/// The longest upstream name, in characters.
+pub const MAX_UPSTREAM_NAME: usize = 32;
+
+/// The default cap on rounds (round trips) of one logical call.
+pub const DEFAULT_MAX_ROUNDS: u32 = 8;
+
+/// The gateway's settings.
+///
+/// ```
+/// use ferry_gateway::GatewayConfig;
+///
+/// let config = GatewayConfig::from_toml(r#"
+///     listen = "127.0.0.1:8080"
+///     max_rounds = 4
+///     [[upstream]]
+///     name = "files"
+///     url = "http://127.0.0.1:9000/mcp"
+///     bearer_env = "FILES_TOKEN"
+///     deny = ["wipe_disk"]
+///     [[upstream]]
+///     name = "local"
+///     command = "python3 server.py stdio"
+/// "#).unwrap();
+/// assert_eq!(config.upstreams.len(), 2);
+/// assert_eq!(config.max_rounds, 4);
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct GatewayConfig {
+    /// The address to listen on (`ferry gateway --listen`).
+    #[serde(default = "default_listen")]
+    pub listen: String,
+    /// The servers behind the gateway, at least one.
+    #[serde(rename = "upstream", default)]
+    pub upstreams: Vec<UpstreamConfig>,
+    /// The most rounds one logical call may take before the gateway ends it.
+    #[serde(default = "default_max_rounds")]
+    pub max_rounds: u32,
+    /// Append a JSON line per round trip to this file.
+    #[serde(default)]
+    pub usage_log: Option<PathBuf>,
+    /// Redeem the gateway's states in this Redis (shared by every instance), not in
+    /// memory.
+    #[serde(default)]
+    pub redis: Option<String>,
+    /// How long a state the gateway hands out stays valid, in seconds.
+    #[serde(default = "default_state_ttl")]
+    pub state_ttl_secs: u64,
+    /// The name of the environment variable holding the gateway's state keys
+    /// (`id:base64,...`, newest first). Without it a random per-process key is used.
+    #[serde(default)]
+    pub state_keys_env: Option<String>,
+    /// Development tokens (`NAME=TOKEN`) accepted as `Authorization: Bearer TOKEN`; with
+    /// any, requests without a valid token are refused.
+    #[serde(default)]
+    pub dev_tokens: Vec<String>,
+    /// Requests a second each principal may send (bursts of as many); 0 for no limit.
+    #[serde(default)]
+    pub rate_limit: u32,
+}
+
+fn default_listen() -> String {
+    "127.0.0.1:8080".into()
+}
+fn default_max_rounds() -> u32 {
+    DEFAULT_MAX_ROUNDS
+}
+fn default_state_ttl() -> u64 {
+    300
+}
+
+impl Default for GatewayConfig {
+    fn default() -> Self {
+        GatewayConfig {
+            listen: default_listen(),
+            upstreams: Vec::new(),
+            max_rounds: DEFAULT_MAX_ROUNDS,
+            usage_log: None,
+            redis: None,
+            state_ttl_secs: default_state_ttl(),
+            state_keys_env: None,
+            dev_tokens: Vec::new(),
+            rate_limit: 0,
+        }
+    }
+}
+
+impl GatewayConfig {
+    /// Reads and checks a TOML configuration.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let config: GatewayConfig =
+            toml::from_str(text).map_err(|e| ConfigError::Toml(e.to_string()))?;
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Reads and checks a TOML configuration file.
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::Read(path.display().to_string(), e.to_string()))?;
+        Self::from_toml(&text)
+    }
+
+    /// How long a state the gateway hands out stays valid.
+    pub fn state_ttl(&self) -> Duration {
+        Duration::from_secs(self.state_ttl_secs.max(1))
+    }
+
+    /// Checks the settings fit together: at least one upstream, unique valid names, a
+    /// round cap of at least one.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        if self.upstreams.is_empty() {
+            return Err(ConfigError::NoUpstream);
+        }
+        if self.max_rounds == 0 {
+            return Err(ConfigError::Invalid("max_rounds must be at least 1".into()));
+        }
+        let mut seen = BTreeSet::new();
+        for u in &self.upstreams {
+            u.check()?;
+            if !seen.insert(u.name.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "two upstreams are named {:?}",
+                    u.name
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One server behind the gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct UpstreamConfig {
+    /// The prefix of its tools, prompts and resource templates when there are several
+    /// upstreams: ASCII letters, digits, `_` and `-`.
+    pub name: String,
+    /// Its Streamable HTTP endpoint.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// Or a command that serves it over stdio (split like a shell would).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// The environment variable holding the bearer token sent to this upstream.
+    #[serde(default)]
+    pub bearer_env: Option<String>,
+    /// Only these tools are offered (all when empty).
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// These tools are never offered nor called.
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// Where an upstream is reached.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamTarget {
+    /// A Streamable HTTP endpoint.
+    Http(String),
+    /// A program serving MCP on its stdin and stdout: the program and its arguments.
+    Stdio(Vec<String>),
+}
+
+impl UpstreamConfig {
+    /// An upstream at `url` named `name`.
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        UpstreamConfig {
+            name: name.into(),
+            url: Some(url.into()),
+            command: None,
+            bearer_env: None,
+            allow: Vec::new(),
+            deny: Vec::new(),
+        }
+    }
+
+    /// An upstream started as `command` (shell words) named `name`.
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
+        UpstreamConfig {
+            command: Some(command.into()),
+            url: None,
+            ..UpstreamConfig::http(name, "")
+        }
+    }
+
+    /// The same upstream, authenticating with the token in the environment variable
+    /// `var`.
+    pub fn with_bearer_env(mut self, var: impl Into<String>) -> Self {
+        self.bearer_env = Some(var.into());
+        self
+    }
+
+    /// The same upstream, offering only `tools`.
+    pub fn with_allow<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tools: I) -> Self {
+        self.allow = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// The same upstream, never offering `tools`.
+    pub fn with_deny<I: IntoIterator<Item = S>, S: Into<String>>(mut self, tools: I) -> Self {
+        self.deny = tools.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Parses a `--upstream` flag: `URL`, `NAME=URL` or `NAME=cmd:COMMAND`. A bare URL
+    /// is named `default`.
+    pub fn parse_flag(flag: &str) -> Result<Self, ConfigError> {
+        let (name, rest) = match flag.split_once('=') {
+            Some((n, r)) if is_valid_name(n) => (n, r),
+            _ => ("default", flag),
+        };
+        let config = match rest.strip_prefix("cmd:") {
+            Some(cmd) => UpstreamConfig::stdio(name, cmd),
+            None => UpstreamConfig::http(name, rest),
+        };
+        config.check()?;
+        Ok(config)
+    }
+
+    /// Where this upstream is reached.
+    pub fn target(&self) -> Result<UpstreamTarget, ConfigError> {
+        match (&self.url, &self.command) {
+            (Some(url), None) if url.starts_with("http://") || url.starts_with("https://") => {
+                Ok(UpstreamTarget::Http(url.clone()))
+            }
+            (Some(url), None) => Err(ConfigError::Invalid(format!(
+                "upstream {:?}: {url:?} is not an http:// or https:// URL",
+                self.name
+            ))),
+            (None, Some(cmd)) => match shlex::split(cmd) {
+                Some(words) if !words.is_empty() => Ok(UpstreamTarget::Stdio(words)),
+                _ => Err(ConfigError::Invalid(format!(
+                    "upstream {:?}: the command {cmd:?} cannot be split into words",
+                    self.name
+                ))),
+            },
+            _ => Err(ConfigError::Invalid(format!(
+                "upstream {:?} needs exactly one of url or command",
+                self.name
+            ))),
+        }
+    }
+
+    /// Whether the edge policy lets clients see and call `tool`.
+    pub fn allows_tool(&self, tool: &str) -> bool {
+        (self.allow.is_empty() || self.allow.iter().any(|t| t == tool))
+            && !self.deny.iter().any(|t| t == tool)
+    }
+
+    fn check(&self) -> Result<(), ConfigError> {
+        if !is_valid_name(&self.name) {
+            return Err(ConfigError::Invalid(format!(
+                "upstream name {:?}: use 1 to {MAX_UPSTREAM_NAME} ASCII letters, digits, '_' or '-'",
+                self.name
+            )));
+        }
+        self.target().map(|_| ())
+    }
+}
+
+/// Whether `name` may name an upstream (it then never contains the namespace separator).
+pub fn is_valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_UPSTREAM_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_name_urls_and_commands() {
+        let u = UpstreamConfig::parse_flag("http://127.0.0.1:1/mcp").unwrap();
+        assert_eq!(u.name, "default");
+        let u = UpstreamConfig::parse_flag("py=cmd:python3 'my server.py' stdio").unwrap();
+        assert_eq!(u.name, "py");
+        assert_eq!(
+            u.target().unwrap(),
+            UpstreamTarget::Stdio(vec![
+                "python3".into(),
+                "my server.py".into(),
+                "stdio".into()
+            ])
+        );
+        assert!(UpstreamConfig::parse_flag("a=ftp://x").is_err());
+        assert!(UpstreamConfig::parse_flag("bad.name=http://x").is_err());
+    }
+
+    #[test]
+    fn config_refuses_duplicates_and_unknown_keys() {
+        let dup = "[[upstream]]\nname='a'\nurl='http://x'\n[[upstream]]\nname='a'\nurl='http://y'";
+        assert!(GatewayConfig::from_toml(dup).is_err());
+        assert!(GatewayConfig::from_toml("listen='x'\nbogus=1").is_err());
+        assert!(matches!(
+            GatewayConfig::from_toml(""),
+            Err(ConfigError::NoUpstream)
+        ));
+    }
+
+    #[test]
+    fn allow_and_deny() {
+        let u = UpstreamConfig::http("a", "http://x")
+            .with_allow(["x", "y"])
+            .with_deny(["y"]);
+        assert!(u.allows_tool("x"));
+        assert!(!u.allows_tool("y"));
+        assert!(!u.allows_tool("z"));
+    }
+}

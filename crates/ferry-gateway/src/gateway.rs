@@ -1,0 +1,438 @@
+//! The gateway: a [`Forward`] hook on Ferry's server that answers feature methods from
+//! the upstreams, merging lists and relaying multi round-trip calls round by round.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use ferry_protocol::ErrorObject;
+use ferry_protocol::capabilities::ClientCapabilities;
+use ferry_protocol::methods;
+use ferry_server::uri_template::UriTemplate;
+use ferry_server::{Forward, ForwardFuture, ForwardRequest};
+use parking_lot::RwLock;
+use serde_json::{Map, Value, json};
+
+use crate::envelope::{Bound, Envelope, Envelopes, Refused};
+use crate::meter::{Held, Meter, RoundOutcome, RoundRecord, RoundStart};
+use crate::metrics::Metrics;
+use crate::names::{self, SEPARATOR};
+use crate::upstream::{CacheHints, Upstream};
+
+/// The gateway's state, shared by every request.
+pub(crate) struct Core {
+    pub(crate) upstreams: Vec<Upstream>,
+    pub(crate) envelopes: Envelopes,
+    pub(crate) meter: Arc<dyn Meter>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) max_rounds: u32,
+    pub(crate) routes: RwLock<Routes>,
+    pub(crate) limit: Option<crate::limit::PrincipalLimit>,
+}
+
+/// Which upstream serves a resource URI, learned from the lists.
+#[derive(Default)]
+pub(crate) struct Routes {
+    resources: HashMap<String, usize>,
+    templates: Vec<(UriTemplate, usize)>,
+}
+
+/// The [`Forward`] hook; cheap to clone.
+#[derive(Clone)]
+pub(crate) struct Relay(pub(crate) Arc<Core>);
+
+impl Forward for Relay {
+    fn forward(&self, request: ForwardRequest) -> ForwardFuture {
+        let core = self.0.clone();
+        Box::pin(async move {
+            core.metrics.request(request.method);
+            let principal = request.principal.as_ref().map(|p| p.id().to_owned());
+            if let Some(limit) = &core.limit
+                && let Err(e) = limit.check(principal.as_deref())
+            {
+                core.metrics.rate_limited();
+                return Err(e);
+            }
+            let params = request.params;
+            match request.method {
+                methods::TOOLS_LIST => core.list(methods::TOOLS_LIST, "tools", true).await,
+                methods::PROMPTS_LIST => core.list(methods::PROMPTS_LIST, "prompts", true).await,
+                methods::RESOURCES_LIST => {
+                    core.list(methods::RESOURCES_LIST, "resources", false).await
+                }
+                methods::RESOURCES_TEMPLATES_LIST => {
+                    core.list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", true)
+                        .await
+                }
+                methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
+                    let caps = &request.client_capabilities;
+                    core.call(request.method, params, principal.as_deref(), caps)
+                        .await
+                }
+                methods::COMPLETION_COMPLETE => {
+                    core.complete(params, &request.client_capabilities).await
+                }
+                other => Err(ErrorObject::method_not_found(other)),
+            }
+        })
+    }
+}
+
+impl Core {
+    fn namespaced(&self) -> bool {
+        self.upstreams.len() > 1
+    }
+
+    /// Every upstream's items of one list, merged; names prefixed with the upstream's
+    /// when there are several (`rename`), tools filtered by the edge policy.
+    async fn list(&self, method: &str, member: &str, rename: bool) -> Result<Value, ErrorObject> {
+        let pages = futures::future::join_all(
+            self.upstreams
+                .iter()
+                .map(|u| async move { (u, u.list_all(method, member).await) }),
+        )
+        .await;
+        let mut merged = Vec::new();
+        let mut reached = 0;
+        let mut hints: Option<CacheHints> = None;
+        for (index, (upstream, items)) in pages.into_iter().enumerate() {
+            let items = match items {
+                Ok((items, h)) => {
+                    hints = Some(hints.map_or(h, |all| all.merge(h)));
+                    items
+                }
+                Err(e) => {
+                    tracing::warn!(upstream = upstream.name(), error = %e, "{method} failed upstream");
+                    continue;
+                }
+            };
+            reached += 1;
+            for mut item in items {
+                let Some(name) = item.get("name").and_then(Value::as_str) else {
+                    continue;
+                };
+                if method == methods::TOOLS_LIST && !upstream.config.allows_tool(name) {
+                    continue;
+                }
+                if rename && self.namespaced() {
+                    let full = names::join(upstream.name(), name);
+                    item["name"] = Value::String(full);
+                }
+                self.learn_route(method, &item, index);
+                merged.push(item);
+            }
+        }
+        if reached == 0 {
+            return Err(ErrorObject::internal(format!(
+                "Internal error: no upstream answered {method}"
+            )));
+        }
+        let hints = hints.unwrap_or_default();
+        Ok(json!({
+            member: merged,
+            "ttlMs": hints.ttl_ms,
+            "cacheScope": if hints.public { "public" } else { "private" },
+        }))
+    }
+
+    fn learn_route(&self, method: &str, item: &Value, index: usize) {
+        if method == methods::RESOURCES_LIST
+            && let Some(uri) = item.get("uri").and_then(Value::as_str)
+        {
+            self.routes.write().resources.insert(uri.to_owned(), index);
+        } else if method == methods::RESOURCES_TEMPLATES_LIST
+            && let Some(t) = item.get("uriTemplate").and_then(Value::as_str)
+            && let Ok(template) = UriTemplate::parse(t)
+        {
+            let mut routes = self.routes.write();
+            if !routes
+                .templates
+                .iter()
+                .any(|(known, i)| *i == index && known.as_str() == template.as_str())
+            {
+                routes.templates.push((template, index));
+            }
+        }
+    }
+
+    /// The upstream serving `uri`, learning the resource lists once if it is unknown.
+    async fn route_uri(&self, uri: &str) -> Option<usize> {
+        if !self.namespaced() {
+            return Some(0);
+        }
+        if let Some(i) = self.lookup_uri(uri) {
+            return Some(i);
+        }
+        let _ = self.list(methods::RESOURCES_LIST, "resources", false).await;
+        let _ = self
+            .list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", true)
+            .await;
+        self.lookup_uri(uri)
+    }
+
+    fn lookup_uri(&self, uri: &str) -> Option<usize> {
+        let routes = self.routes.read();
+        routes.resources.get(uri).copied().or_else(|| {
+            routes
+                .templates
+                .iter()
+                .find(|(t, _)| t.matches(uri).is_some())
+                .map(|(_, i)| *i)
+        })
+    }
+
+    /// The upstream and its own name for a namespaced tool or prompt name.
+    fn route_name<'a>(&self, method: &str, name: &'a str) -> Result<(usize, &'a str), ErrorObject> {
+        let kind = if method == methods::TOOLS_CALL {
+            "tool"
+        } else {
+            "prompt"
+        };
+        let unknown = || ErrorObject::invalid_params(format!("Unknown {kind}: {name}"));
+        let (index, inner) = if self.namespaced() {
+            let (prefix, inner) = name.split_once(SEPARATOR).ok_or_else(unknown)?;
+            let index = self
+                .upstreams
+                .iter()
+                .position(|u| u.name() == prefix)
+                .ok_or_else(unknown)?;
+            (index, inner)
+        } else {
+            (0, name)
+        };
+        if method == methods::TOOLS_CALL && !self.upstreams[index].config.allows_tool(inner) {
+            return Err(unknown());
+        }
+        Ok((index, inner))
+    }
+
+    /// One round of `tools/call`, `prompts/get` or `resources/read`.
+    async fn call(
+        &self,
+        method: &'static str,
+        mut params: Map<String, Value>,
+        principal: Option<&str>,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Value, ErrorObject> {
+        let key = if method == methods::RESOURCES_READ {
+            "uri"
+        } else {
+            "name"
+        };
+        let target = match params.get(key) {
+            Some(Value::String(s)) => s.clone(),
+            _ => {
+                return Err(ErrorObject::invalid_params(format!(
+                    "Invalid params: {key} is required"
+                )));
+            }
+        };
+        let (index, upstream_target) = if method == methods::RESOURCES_READ {
+            let index = self
+                .route_uri(&target)
+                .await
+                .ok_or_else(|| ErrorObject::resource_not_found(&target))?;
+            (index, target.clone())
+        } else {
+            let (index, inner) = self.route_name(method, &target)?;
+            (index, inner.to_owned())
+        };
+        let upstream = &self.upstreams[index];
+        let arguments = match method {
+            methods::RESOURCES_READ => Value::Object(Map::new()),
+            _ => params
+                .get("arguments")
+                .cloned()
+                .filter(|a| !a.is_null())
+                .unwrap_or_else(|| Value::Object(Map::new())),
+        };
+        let bound = Bound {
+            principal,
+            method,
+            target: &target,
+            arguments: &arguments,
+        };
+        let opened = match params.remove("requestState") {
+            None => None,
+            Some(Value::String(token)) => Some(self.open(&token, &bound, upstream.name()).await?),
+            Some(_) => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: requestState must be a string",
+                ));
+            }
+        };
+        let (call_id, round) = match &opened {
+            Some(e) => (e.call_id.clone(), e.round + 1),
+            None => (new_call_id(), 1),
+        };
+        if let Some(state) = opened.and_then(|e| e.upstream_state) {
+            params.insert("requestState".into(), Value::String(state));
+        }
+        params.insert(key.into(), Value::String(upstream_target.clone()));
+
+        let start = RoundStart {
+            principal: principal.map(str::to_owned),
+            upstream: upstream.name().to_owned(),
+            method: method.to_owned(),
+            tool: upstream_target,
+            call_id: call_id.clone(),
+            round,
+        };
+        let reservation = self.meter.reserve(&start).map_err(|e| {
+            ErrorObject::invalid_params(format!("Refused by the gateway's meter: {e}"))
+        })?;
+        let held = Held::new(&*self.meter, reservation);
+        let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
+        let began = Instant::now();
+        let answer = upstream.request(method, params, capabilities).await;
+        let latency = began.elapsed();
+
+        let mut input_kinds = Vec::new();
+        let (outcome, result) = match answer {
+            Ok(mut result) => match result.get("resultType").and_then(Value::as_str) {
+                Some("input_required") if round >= self.max_rounds => (
+                    RoundOutcome::Error,
+                    Err(ErrorObject::invalid_params(format!(
+                        "Too many rounds: this call needs more input after {round} round trips, the gateway's limit is {}",
+                        self.max_rounds
+                    ))
+                    .with_data(json!({ "maxRounds": self.max_rounds }))),
+                ),
+                Some("input_required") => {
+                    input_kinds = names::input_kinds(&result);
+                    let upstream_state = match result.get("requestState") {
+                        Some(Value::String(s)) => Some(s.clone()),
+                        _ => None,
+                    };
+                    let envelope = Envelope {
+                        upstream: upstream.name().to_owned(),
+                        upstream_state,
+                        call_id: call_id.clone(),
+                        round,
+                    };
+                    match self.envelopes.seal(&bound, &envelope) {
+                        Ok(token) => {
+                            result["requestState"] = Value::String(token);
+                            (RoundOutcome::InputRequired, Ok(result))
+                        }
+                        Err(e) => (RoundOutcome::Error, Err(e)),
+                    }
+                }
+                Some("task") => (RoundOutcome::Task, Ok(result)),
+                _ => (RoundOutcome::Complete, Ok(result)),
+            },
+            Err(e) => (RoundOutcome::Error, Err(upstream_error(upstream.name(), &e))),
+        };
+        let response_bytes = match &result {
+            Ok(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
+            Err(e) => serde_json::to_string(e).map_or(0, |s| s.len()),
+        };
+        let record = RoundRecord {
+            at_ms: ferry_state::unix_millis_now(),
+            start,
+            outcome,
+            input_kinds,
+            request_bytes,
+            response_bytes,
+            latency_us: u64::try_from(latency.as_micros()).unwrap_or(u64::MAX),
+        };
+        self.metrics.round(
+            upstream.name(),
+            outcome,
+            latency.as_secs_f64(),
+            record.start.round,
+        );
+        held.settle(&record);
+        result
+    }
+
+    async fn open(
+        &self,
+        token: &str,
+        bound: &Bound<'_>,
+        upstream: &str,
+    ) -> Result<Envelope, ErrorObject> {
+        let refused = match self.envelopes.open(token, bound).await {
+            Ok(e) if e.upstream == upstream => return Ok(e),
+            Ok(_) => Refused::Request,
+            Err(r) => r,
+        };
+        tracing::debug!(
+            reason = refused.label(),
+            "requestState refused at the gateway"
+        );
+        self.metrics.refusal(refused.label());
+        Err(refused.to_error())
+    }
+
+    /// `completion/complete`, sent to the upstream of the prompt or template it names.
+    async fn complete(
+        &self,
+        mut params: Map<String, Value>,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Value, ErrorObject> {
+        let reference = params
+            .get_mut("ref")
+            .and_then(Value::as_object_mut)
+            .ok_or_else(|| ErrorObject::invalid_params("Invalid params: ref is required"))?;
+        let index = if let Some(name) = reference.get("name").and_then(Value::as_str) {
+            let (index, inner) = self.route_name(methods::PROMPTS_GET, name)?;
+            let inner = inner.to_owned();
+            reference.insert("name".into(), Value::String(inner));
+            index
+        } else if let Some(uri) = reference.get("uri").and_then(Value::as_str) {
+            let uri = uri.to_owned();
+            self.route_uri_template(&uri).ok_or_else(|| {
+                ErrorObject::invalid_params(format!("Unknown resource template: {uri}"))
+            })?
+        } else {
+            return Err(ErrorObject::invalid_params(
+                "Invalid params: ref needs a name or a uri",
+            ));
+        };
+        let upstream = &self.upstreams[index];
+        upstream
+            .request(methods::COMPLETION_COMPLETE, params, capabilities)
+            .await
+            .map_err(|e| upstream_error(upstream.name(), &e))
+    }
+
+    fn route_uri_template(&self, template: &str) -> Option<usize> {
+        if !self.namespaced() {
+            return Some(0);
+        }
+        self.routes
+            .read()
+            .templates
+            .iter()
+            .find(|(t, _)| t.as_str() == template)
+            .map(|(_, i)| *i)
+    }
+}
+
+/// The upstream's own JSON-RPC error, passed on; a local failure (timeout, transport)
+/// named without detail that could leak the upstream's address or credentials.
+fn upstream_error(upstream: &str, e: &ferry_client::Error) -> ErrorObject {
+    if let Some(rpc) = e.rpc() {
+        return rpc.to_object();
+    }
+    tracing::warn!(upstream, error = %e, "upstream request failed");
+    let what = if e.is_timeout() {
+        "did not answer in time"
+    } else {
+        "could not be reached"
+    };
+    ErrorObject::internal(format!("Internal error: upstream {upstream} {what}"))
+}
+
+/// A fresh id for a logical call: 16 random bytes, base64url.
+fn new_call_id() -> String {
+    use base64::Engine;
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        // No randomness: fall back to the clock, still unique enough to link rounds.
+        let now = ferry_state::unix_millis_now().to_le_bytes();
+        bytes[..8].copy_from_slice(&now);
+    }
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}

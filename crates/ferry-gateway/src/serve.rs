@@ -1,0 +1,274 @@
+//! Building the gateway and serving it over Streamable HTTP, with `GET /metrics` beside
+//! the MCP endpoint.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use ferry_auth::{AuthLayer, ResourceMetadata, StaticTokens};
+use ferry_http::{HttpConfig, McpService};
+use ferry_server::Server;
+use ferry_state::{KeyRing, MemoryLedger, ReplayLedger, StateGuard};
+use parking_lot::RwLock;
+
+use crate::config::GatewayConfig;
+use crate::envelope::Envelopes;
+use crate::error::StartError;
+use crate::gateway::{Core, Relay, Routes};
+use crate::meter::{JsonLinesMeter, Meter, NoMeter};
+use crate::metrics::Metrics;
+use crate::upstream::Upstream;
+
+/// A running gateway: the upstreams connected, Ferry's server in front of them.
+///
+/// ```no_run
+/// use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
+///
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let mut config = GatewayConfig::default();
+/// config.upstreams.push(UpstreamConfig::http("files", "http://127.0.0.1:9000/mcp"));
+/// let gateway = Gateway::builder(config).build().await?;
+/// let listener = tokio::net::TcpListener::bind("127.0.0.1:8080").await?;
+/// gateway.serve(listener, ferry_http::shutdown_signal()).await?;
+/// # Ok(())
+/// # }
+/// ```
+pub struct Gateway {
+    core: Arc<Core>,
+    server: Server,
+    dev_tokens: StaticTokens,
+}
+
+impl std::fmt::Debug for Gateway {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Gateway")
+            .field("upstreams", &self.core.upstreams)
+            .field("max_rounds", &self.core.max_rounds)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Configures a [`Gateway`]: what [`GatewayConfig`] does not say (a custom meter, a
+/// ledger, keys given directly).
+#[must_use = "a builder does nothing until built"]
+pub struct GatewayBuilder {
+    config: GatewayConfig,
+    meter: Option<Arc<dyn Meter>>,
+    ledger: Option<Arc<dyn ReplayLedger>>,
+    keys: Option<KeyRing>,
+    tokens: std::collections::HashMap<String, crate::upstream::Secret>,
+}
+
+impl Gateway {
+    /// Starts configuring a gateway.
+    pub fn builder(config: GatewayConfig) -> GatewayBuilder {
+        GatewayBuilder {
+            config,
+            meter: None,
+            ledger: None,
+            keys: None,
+            tokens: Default::default(),
+        }
+    }
+
+    /// The server in front (for other transports, e.g. stdio).
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// The gateway's metrics.
+    pub fn metrics(&self) -> Arc<Metrics> {
+        self.core.metrics.clone()
+    }
+
+    /// The upstreams, in configuration order.
+    pub fn upstreams(&self) -> &[Upstream] {
+        &self.core.upstreams
+    }
+
+    /// Serves the gateway on `listener` at `/mcp` (Streamable HTTP), with `GET /metrics`
+    /// (Prometheus text), `/healthz` and `/readyz`, until `shutdown` resolves. With dev
+    /// tokens configured, every MCP request needs one (`Authorization: Bearer`); the
+    /// client's `Authorization` is never sent upstream, each upstream gets its own
+    /// credential.
+    pub async fn serve(
+        self,
+        listener: tokio::net::TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        let addr = listener.local_addr()?;
+        let layer = auth_layer(&self.dev_tokens, &format!("http://{addr}/mcp"))
+            .map_err(std::io::Error::other)?;
+        let metrics = self.core.metrics.clone();
+        let pages = axum::Router::new().route(
+            "/metrics",
+            axum::routing::get(move || {
+                let metrics = metrics.clone();
+                async move {
+                    (
+                        [(
+                            http::header::CONTENT_TYPE,
+                            "application/openmetrics-text; version=1.0.0; charset=utf-8",
+                        )],
+                        metrics.render(),
+                    )
+                }
+            }),
+        );
+        let mcp = McpService::new(self.server.clone(), HttpConfig::default());
+        let result = ferry_http::serve(listener, mcp)
+            .app(pages)
+            .layer(tower::util::option_layer(layer))
+            .with_graceful_shutdown(shutdown)
+            .await;
+        for u in &self.core.upstreams {
+            u.close().await;
+        }
+        result
+    }
+}
+
+/// The resource-server layer for dev tokens, when any are configured.
+fn auth_layer(tokens: &StaticTokens, resource: &str) -> Result<Option<AuthLayer>, String> {
+    if tokens.is_empty() {
+        return Ok(None);
+    }
+    let metadata = ResourceMetadata::new(resource)
+        .map_err(|e| e.to_string())?
+        .resource_name("Ferry gateway");
+    AuthLayer::builder(metadata, tokens.clone())
+        .build()
+        .map(Some)
+        .map_err(|e| e.to_string())
+}
+
+impl GatewayBuilder {
+    /// Meters rounds with `meter` instead of the configuration's usage log.
+    pub fn meter(mut self, meter: impl Meter) -> Self {
+        self.meter = Some(Arc::new(meter));
+        self
+    }
+
+    /// Redeems states in `ledger` instead of memory or the configuration's Redis.
+    pub fn ledger(mut self, ledger: Arc<dyn ReplayLedger>) -> Self {
+        self.ledger = Some(ledger);
+        self
+    }
+
+    /// Seals states with `keys` instead of the configuration's.
+    pub fn state_keys(mut self, keys: KeyRing) -> Self {
+        self.keys = Some(keys);
+        self
+    }
+
+    /// Sends `token` as the bearer credential to the upstream `name`, instead of reading
+    /// the environment variable its configuration names (for secrets kept elsewhere).
+    pub fn bearer_token(mut self, name: impl Into<String>, token: impl Into<String>) -> Self {
+        self.tokens
+            .insert(name.into(), crate::upstream::Secret(token.into()));
+        self
+    }
+
+    /// Connects every upstream and builds the server in front of them.
+    pub async fn build(self) -> Result<Gateway, StartError> {
+        let config = self.config;
+        config.check()?;
+        let keys = match (self.keys, &config.state_keys_env) {
+            (Some(k), _) => k,
+            (None, Some(var)) => {
+                let text = std::env::var(var)
+                    .map_err(|_| StartError::StateKeys(format!("{var} is not set")))?;
+                KeyRing::parse(&text).map_err(|e| StartError::StateKeys(e.to_string()))?
+            }
+            (None, None) => KeyRing::random(),
+        };
+        let ledger: Arc<dyn ReplayLedger> = match (self.ledger, &config.redis) {
+            (Some(l), _) => l,
+            (None, Some(url)) => {
+                let redis = ferry_redis::Redis::connect(ferry_redis::RedisConfig::new(url))
+                    .await
+                    .map_err(|e| StartError::Redis(e.to_string()))?;
+                Arc::new(redis.ledger())
+            }
+            (None, None) => Arc::new(MemoryLedger::default()),
+        };
+        let meter: Arc<dyn Meter> = match (self.meter, &config.usage_log) {
+            (Some(m), _) => m,
+            (None, Some(path)) => {
+                Arc::new(
+                    JsonLinesMeter::open(path).map_err(|source| StartError::UsageLog {
+                        path: path.display().to_string(),
+                        source,
+                    })?,
+                )
+            }
+            (None, None) => Arc::new(NoMeter),
+        };
+        let mut dev_tokens = StaticTokens::new();
+        for spec in &config.dev_tokens {
+            let (name, token) = spec
+                .split_once('=')
+                .filter(|(n, t)| !n.is_empty() && !t.is_empty())
+                .ok_or_else(|| StartError::Auth("a dev token is written NAME=TOKEN".into()))?;
+            dev_tokens = dev_tokens.with(name, token);
+        }
+        let mut tokens = self.tokens;
+        let connecting = config
+            .upstreams
+            .iter()
+            .cloned()
+            .map(|u| {
+                let token = tokens.remove(&u.name);
+                Upstream::connect(u, token)
+            })
+            .collect::<Vec<_>>();
+        let upstreams = futures::future::try_join_all(connecting).await?;
+        let guard = StateGuard::new(keys).with_ttl(config.state_ttl());
+        let core = Arc::new(Core {
+            upstreams,
+            envelopes: Envelopes::new(guard, ledger),
+            meter,
+            metrics: Arc::new(Metrics::default()),
+            max_rounds: config.max_rounds,
+            routes: RwLock::new(Routes::default()),
+            limit: crate::limit::PrincipalLimit::new(config.rate_limit),
+        });
+        let server = front_server(&core)?;
+        Ok(Gateway {
+            core,
+            server,
+            dev_tokens,
+        })
+    }
+}
+
+/// Ferry's server, answering what the upstreams offer through the relay.
+fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
+    let mut tools = false;
+    let mut prompts = false;
+    let mut resources = false;
+    let mut completions = false;
+    for u in &core.upstreams {
+        let caps = &u.capabilities;
+        tools |= caps.tools.is_some();
+        prompts |= caps.prompts.is_some();
+        resources |= caps.resources.is_some();
+        completions |= caps.completions.is_some();
+    }
+    let mut builder = Server::builder("ferry-gateway", env!("CARGO_PKG_VERSION")).modern_only();
+    if tools {
+        builder = builder.enable_tools();
+    }
+    if prompts {
+        builder = builder.enable_prompts();
+    }
+    if resources {
+        builder = builder.enable_resources();
+    }
+    if completions {
+        builder = builder.enable_completions();
+    }
+    builder
+        .forward(Relay(core.clone()))
+        .build()
+        .map_err(|e| StartError::Server(e.to_string()))
+}

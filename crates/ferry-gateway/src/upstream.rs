@@ -1,0 +1,215 @@
+//! The servers behind the gateway: one Ferry client each, with its edge policy.
+
+use std::fmt;
+use std::time::Duration;
+
+use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
+use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
+use serde_json::{Map, Value};
+
+use crate::config::{UpstreamConfig, UpstreamTarget};
+use crate::error::StartError;
+
+/// How long one request to an upstream may take.
+pub const UPSTREAM_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// The most pages of one list fetched from an upstream.
+pub const MAX_LIST_PAGES: usize = 64;
+
+/// How long a list may be cached and by whom (result.ts `ttlMs`, `cacheScope`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CacheHints {
+    pub(crate) ttl_ms: u64,
+    pub(crate) public: bool,
+}
+
+impl Default for CacheHints {
+    /// What a page without hints allows: no caching, and only by its requester.
+    fn default() -> Self {
+        CacheHints {
+            ttl_ms: 0,
+            public: false,
+        }
+    }
+}
+
+impl CacheHints {
+    fn of(page: &Value) -> Self {
+        CacheHints {
+            ttl_ms: page.get("ttlMs").and_then(Value::as_u64).unwrap_or(0),
+            public: page.get("cacheScope").and_then(Value::as_str) == Some("public"),
+        }
+    }
+
+    /// The hints of a list merged from lists with `self` and `other`: the shorter
+    /// lifetime and the narrower scope.
+    pub(crate) fn merge(self, other: CacheHints) -> CacheHints {
+        CacheHints {
+            ttl_ms: self.ttl_ms.min(other.ttl_ms),
+            public: self.public && other.public,
+        }
+    }
+}
+
+/// A credential: shown as `<redacted>` in `Debug`.
+#[derive(Clone)]
+pub(crate) struct Secret(pub(crate) String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+/// One connected upstream.
+pub struct Upstream {
+    pub(crate) config: UpstreamConfig,
+    pub(crate) client: Client,
+    pub(crate) capabilities: ServerCapabilities,
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // The client holds the upstream's credential: show only the settings.
+        f.debug_struct("Upstream")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Declares every kind of input to upstreams, so they ask what the gateway's clients can
+/// answer; the questions come back inside `InputRequiredResult`s and go to the client.
+/// A question sent on a 2025-11-25 back-channel cannot reach the client and is declined.
+struct Relay;
+
+impl InputHandler for Relay {
+    // Sampling and roots are deprecated, but upstreams that still ask for them are
+    // relayed to clients that still answer them.
+    #[allow(deprecated)]
+    fn capabilities(&self) -> HandlerCapabilities {
+        HandlerCapabilities::none()
+            .elicitation_form()
+            .elicitation_url()
+            .sampling(true)
+            .roots()
+    }
+}
+
+impl Upstream {
+    /// Connects to the upstream `config` describes (era detection and fallback are the
+    /// client's). The bearer token is read from the environment variable the
+    /// configuration names, unless `token` is given.
+    pub(crate) async fn connect(
+        config: UpstreamConfig,
+        token: Option<Secret>,
+    ) -> Result<Upstream, StartError> {
+        let name = config.name.clone();
+        let mut builder = Client::builder()
+            .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
+            .input_handler(Relay)
+            .timeout(UPSTREAM_TIMEOUT);
+        builder = match config.target()? {
+            UpstreamTarget::Http(url) => builder.http(url),
+            UpstreamTarget::Stdio(words) => {
+                let mut cmd = tokio::process::Command::new(&words[0]);
+                cmd.args(&words[1..]);
+                builder.stdio(cmd)
+            }
+        };
+        let token = match (token, &config.bearer_env) {
+            (Some(t), _) => Some(t),
+            (None, Some(var)) => Some(Secret(std::env::var(var).map_err(|_| {
+                StartError::MissingCredential {
+                    name: name.clone(),
+                    var: var.clone(),
+                }
+            })?)),
+            (None, None) => None,
+        };
+        if let Some(Secret(token)) = token {
+            builder = builder.bearer_token(token);
+        }
+        let client = builder
+            .build()
+            .await
+            .map_err(|source| StartError::Upstream {
+                name: name.clone(),
+                source,
+            })?;
+        // A client that knew the server's era already may not have asked what it offers.
+        let capabilities = match client.server_capabilities() {
+            Some(c) => c,
+            None => {
+                client
+                    .discover()
+                    .await
+                    .map_err(|source| StartError::Upstream { name, source })?
+                    .capabilities
+            }
+        };
+        Ok(Upstream {
+            config,
+            client,
+            capabilities,
+        })
+    }
+
+    /// The upstream's name.
+    pub fn name(&self) -> &str {
+        &self.config.name
+    }
+
+    /// Sends one request, declaring the client's `capabilities` (so the upstream asks
+    /// only what the client can answer), and returns the raw result. Never cached: every
+    /// round reaches the upstream.
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Value, ferry_client::Error> {
+        let caps = serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+        let opts = CallOptions::new()
+            .bypass_cache()
+            .meta(ferry_protocol::meta::CLIENT_CAPABILITIES, caps);
+        self.client
+            .request(method, Value::Object(params), &opts)
+            .await
+    }
+
+    /// Every item of a list (`member` of `method`'s results), following pagination,
+    /// with the first page's caching hints.
+    pub(crate) async fn list_all(
+        &self,
+        method: &str,
+        member: &str,
+    ) -> Result<(Vec<Value>, CacheHints), ferry_client::Error> {
+        let mut items = Vec::new();
+        let mut hints: Option<CacheHints> = None;
+        let mut cursor: Option<String> = None;
+        for _ in 0..MAX_LIST_PAGES {
+            let mut params = Map::new();
+            if let Some(c) = cursor.take() {
+                params.insert("cursor".into(), Value::String(c));
+            }
+            let page = self
+                .client
+                .request(method, Value::Object(params), &CallOptions::new())
+                .await?;
+            hints.get_or_insert_with(|| CacheHints::of(&page));
+            if let Some(Value::Array(list)) = page.get(member) {
+                items.extend(list.iter().cloned());
+            }
+            match page.get("nextCursor").and_then(Value::as_str) {
+                Some(c) if !c.is_empty() => cursor = Some(c.to_owned()),
+                _ => break,
+            }
+        }
+        Ok((items, hints.unwrap_or_default()))
+    }
+
+    /// Closes the connection (a stdio upstream is stopped).
+    pub async fn close(&self) {
+        let _ = self.client.close().await;
+    }
+}
