@@ -66,6 +66,27 @@ fn ferry_calls_a_tool_through_ferry_gateway() {
     );
     assert!(stdout.contains("through the gateway"), "{stdout}");
 
+    // A tool the upstream would run as a task (ferry declares the Tasks extension): the
+    // gateway does not relay tasks/*, so the upstream answers through MRTR in full.
+    let out = ferry()
+        .args([
+            "--url",
+            &url,
+            "call",
+            "confirm_delete",
+            "path=/tmp/x",
+            "--answers",
+            r#"{"confirm": true}"#,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Deleted /tmp/x\n");
+
     let out = ferry().args(["--url", &url, "tools"]).output().unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -79,14 +100,21 @@ fn ferry_calls_a_tool_through_ferry_gateway() {
             .unwrap_or_default()
             .lines()
             .count();
-        if lines > 0 {
+        if lines >= 3 {
             break;
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+    // One round for echo, two for confirm_delete (input_required, then complete).
     let log = std::fs::read_to_string(&usage).unwrap();
-    assert_eq!(lines, 1, "{log}");
-    assert!(log.contains(r#""outcome":"complete""#), "{log}");
+    assert_eq!(lines, 3, "{log}");
+    assert_eq!(log.matches(r#""outcome":"complete""#).count(), 2, "{log}");
+    assert_eq!(
+        log.matches(r#""outcome":"input_required""#).count(),
+        1,
+        "{log}"
+    );
+    assert!(!log.contains(r#""outcome":"task""#), "{log}");
     drop(gateway);
 }
 

@@ -168,7 +168,13 @@ impl Upstream {
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
     ) -> Result<Value, ferry_client::Error> {
-        let caps = serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+        let mut caps =
+            serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+        // The gateway does not relay `tasks/*`: an upstream must answer in full rather
+        // than hand the client a task it could not follow.
+        if let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+            extensions.remove(ferry_protocol::tasks::EXTENSION);
+        }
         let opts = CallOptions::new()
             .bypass_cache()
             .meta(ferry_protocol::meta::CLIENT_CAPABILITIES, caps);
