@@ -209,6 +209,7 @@ Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
     /// Forget the sign-in kept for a server (the registration with its authorization
     /// server is kept).
     Logout(crate::login::LogoutArgs),
+
     /// Serve one MCP endpoint in front of other MCP servers: lists merged (names
     /// prefixed NAME. with several upstreams), requestState sealed and single-use at the
     /// gateway, every round trip metered, Prometheus text at /metrics.
