@@ -326,50 +326,39 @@ fn signal_url(config: &ExportConfig, path: &str) -> Option<String> {
     })
 }
 
+/// One exporter of `$exporter`'s kind for `config`, at `$path` over HTTP (the span and
+/// metric builders share their shape, not a trait).
+macro_rules! otlp_exporter {
+    ($exporter:ty, $config:expr, $path:literal) => {{
+        let config: &ExportConfig = $config;
+        let b = <$exporter>::builder();
+        let url = signal_url(config, $path);
+        let built = match config.protocol {
+            Protocol::HttpProtobuf => {
+                let mut h = b
+                    .with_http()
+                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+                if let Some(u) = url {
+                    h = h.with_endpoint(u);
+                }
+                h.build()
+            }
+            Protocol::Grpc => {
+                let mut t = b.with_tonic();
+                if let Some(u) = url {
+                    t = t.with_endpoint(u);
+                }
+                t.build()
+            }
+        };
+        built.map_err(|e| Error::Exporter(e.to_string()))
+    }};
+}
+
 fn span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::SpanExporter, Error> {
-    let b = opentelemetry_otlp::SpanExporter::builder();
-    let url = signal_url(config, "/v1/traces");
-    let built = match config.protocol {
-        Protocol::HttpProtobuf => {
-            let mut h = b
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
-            if let Some(u) = url {
-                h = h.with_endpoint(u);
-            }
-            h.build()
-        }
-        Protocol::Grpc => {
-            let mut t = b.with_tonic();
-            if let Some(u) = url {
-                t = t.with_endpoint(u);
-            }
-            t.build()
-        }
-    };
-    built.map_err(|e| Error::Exporter(e.to_string()))
+    otlp_exporter!(opentelemetry_otlp::SpanExporter, config, "/v1/traces")
 }
 
 fn metric_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::MetricExporter, Error> {
-    let b = opentelemetry_otlp::MetricExporter::builder();
-    let url = signal_url(config, "/v1/metrics");
-    let built = match config.protocol {
-        Protocol::HttpProtobuf => {
-            let mut h = b
-                .with_http()
-                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
-            if let Some(u) = url {
-                h = h.with_endpoint(u);
-            }
-            h.build()
-        }
-        Protocol::Grpc => {
-            let mut t = b.with_tonic();
-            if let Some(u) = url {
-                t = t.with_endpoint(u);
-            }
-            t.build()
-        }
-    };
-    built.map_err(|e| Error::Exporter(e.to_string()))
+    otlp_exporter!(opentelemetry_otlp::MetricExporter, config, "/v1/metrics")
 }
