@@ -54,7 +54,6 @@ for _ in $(seq 100); do grep -q '^issuer ' "$WORK/as.out" 2>/dev/null && break; 
 ISSUER="$(sed -n 's/^issuer //p' "$WORK/as.out")"
 [[ -n "$ISSUER" ]] || { echo "auth.sh: the authorization server did not start"; cat "$WORK/as.log"; exit 1; }
 
-declare -A PORT=()
 PORT[none]="$(free_port)"
 PORT[jwt]="$(free_port)"
 RESOURCE="http://127.0.0.1:${PORT[jwt]}/mcp"
@@ -86,42 +85,6 @@ if "$LOADGEN" check --url "$RESOURCE" --wait 1 >/dev/null 2>&1; then
   echo "auth.sh: the protected server answered without a token"; exit 1
 fi
 
-RAW="$WORK/raw.jsonl"
-: >"$RAW"
-for round in $(seq "$ROUNDS"); do
-  for name in none jwt; do
-    say "round $round of $ROUNDS: authorization $name, $CONNECTIONS connections, ${DURATION}s"
-    bearer=""
-    [[ $name == jwt ]] && bearer="$TOKEN"
-    if (( WARMUP > 0 )); then
-      LOADGEN_BEARER="$bearer" taskset -c "$LOAD_CPU" "$LOADGEN" echo \
-        --url "http://127.0.0.1:${PORT[$name]}/mcp" --connections "$CONNECTIONS" --duration "$WARMUP" >/dev/null
-    fi
-    out="$(LOADGEN_BEARER="$bearer" taskset -c "$LOAD_CPU" "$LOADGEN" echo \
-      --url "http://127.0.0.1:${PORT[$name]}/mcp" --connections "$CONNECTIONS" --duration "$DURATION")"
-    printf '{"auth":"%s","round":%s,"data":%s}\n' "$name" "$round" "$out" >>"$RAW"
-  done
-done
-
-python3 - "$RAW" "$MODE" "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" <<'PY'
-import json, statistics, sys
-raw, mode, commit = sys.argv[1], sys.argv[2], sys.argv[3]
-rows = [json.loads(l) for l in open(raw) if l.strip()]
-by = {"none": [], "jwt": []}
-errors = 0
-for r in rows:
-    by[r["auth"]].append(r["data"])
-    errors += r["data"].get("errors", 0)
-med = {k: statistics.median(d["calls_per_s"] for d in v) for k, v in by.items()}
-p50 = {k: statistics.median((d.get("p50_ms") or 0) for d in v) for k, v in by.items()}
-ratio = med["jwt"] / med["none"] if med["none"] else 0.0
-print("| authorization | HTTP echo calls/s (median) | p50 (ms) |")
-print("| --- | ---: | ---: |")
-for k, label in (("none", "none"), ("jwt", "JWT (oidc-provider)")):
-    print(f"| {label} | {med[k]:.0f} | {p50[k]:.3f} |")
-target = "yes" if ratio >= 0.8 else "no"
-print(f"\nJWT ÷ none: **{ratio:.2f}x** (target ≥ 0.8x: {target}); rounds: {len(by['none'])}, "
-      f"errors: {errors}, commit {commit}, mode {mode}")
-ok = all(d["calls"] > 0 for v in by.values() for d in v) and errors == 0
-sys.exit(0 if ok else 1)
-PY
+BEARER[jwt]="$TOKEN"
+echo_rounds "$WORK/raw.jsonl" none jwt
+echo_report "$WORK/raw.jsonl" authorization "JWT ÷ none" 0.8 none=none "jwt=JWT (oidc-provider)"

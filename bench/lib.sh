@@ -1,6 +1,7 @@
-# Shared by bench/redis.sh and bench/auth.sh (sourced, not run): logging, free loopback
-# ports, the processes a script starts (stopped on exit, with its work directory), and
-# the build of ferry-everything and the load generator.
+# Shared by bench/redis.sh, auth.sh, gateway.sh and otel.sh (sourced, not run): logging,
+# free loopback ports, the processes a script starts (stopped on exit, with its work
+# directory), the build of ferry-everything and the load generator, and the interleaved
+# rounds of a two-arm echo comparison with their report.
 #
 # Needs ROOT, BENCH and MODE set; sets WORK, PIDS, FERRY_PROFILE, BIN and LOADGEN.
 
@@ -38,4 +39,38 @@ build_servers() {
   (cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
   LOADGEN="$BENCH/target/release/loadgen"
   BIN="$ROOT/target/$FERRY_PROFILE/ferry-everything"
+}
+
+# The arms of a comparison: each arm's port, and the bearer token its requests carry (none
+# when unset).
+declare -A PORT=()
+declare -A BEARER=()
+
+# `echo_rounds RAW ARM...`: ROUNDS interleaved rounds of `loadgen echo` with CONNECTIONS
+# connections on each arm in turn (WARMUP s unrecorded, then DURATION s), from LOAD_CPU;
+# one JSON line per arm and round into RAW.
+echo_rounds() {
+  local raw=$1 round name url out
+  shift
+  : >"$raw"
+  for round in $(seq "$ROUNDS"); do
+    for name in "$@"; do
+      say "round $round of $ROUNDS: $name, $CONNECTIONS connections, ${DURATION}s"
+      url="http://127.0.0.1:${PORT[$name]}/mcp"
+      if (( WARMUP > 0 )); then
+        LOADGEN_BEARER="${BEARER[$name]:-}" taskset -c "$LOAD_CPU" "$LOADGEN" echo --url "$url" \
+          --connections "$CONNECTIONS" --duration "$WARMUP" >/dev/null
+      fi
+      out="$(LOADGEN_BEARER="${BEARER[$name]:-}" taskset -c "$LOAD_CPU" "$LOADGEN" echo --url "$url" \
+        --connections "$CONNECTIONS" --duration "$DURATION")"
+      printf '{"arm":"%s","round":%s,"data":%s}\n' "$name" "$round" "$out" >>"$raw"
+    done
+  done
+}
+
+# `echo_report RAW TITLE RATIO_NAME TARGET BASE=LABEL OTHER=LABEL [--added-p50]`: the table
+# and the ratio (bench/compare.py); fails when an arm made no calls or a call failed.
+echo_report() {
+  python3 "$BENCH/compare.py" "$1" "$MODE" \
+    "$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" "${@:2}"
 }

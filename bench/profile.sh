@@ -4,11 +4,14 @@
 #
 #   bench/profile.sh                 ceiling, ferry and rmcp; 2,000 calls per figure
 #   bench/profile.sh --calls 500 --servers "ceiling ferry"
+#   bench/profile.sh --servers gateway   `ferry gateway` alone, in front of ferry-everything
 #
 # For each server and each of HTTP echo, HTTP two-round MRTR (per whole call) and stdio
 # echo, it runs the server twice under callgrind — once with the readiness check alone,
 # once with the check and N more calls on one connection — and divides the difference by
-# N. The profiles stay in bench/results/profile/ for callgrind_annotate, with the top
+# N. `gateway` is `ferry gateway` with a ferry-everything upstream outside callgrind, so
+# its figures are the gateway's own work per call (it has no stdio figure). The profiles
+# stay in bench/results/profile/ for callgrind_annotate, with the top
 # functions by instructions per call beside them (*.percall.txt, from percall.py). Run
 # bench/run.sh (or --quick/--smoke) first: this script uses the binaries it builds.
 set -euo pipefail
@@ -42,14 +45,20 @@ binary() {
       if [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
       else echo "$ROOT/target/release/ferry-everything"; fi ;;
     rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
+    gateway)
+      if [[ -x "$ROOT/target/dist/ferry" ]]; then echo "$ROOT/target/dist/ferry"
+      else echo "$ROOT/target/release/ferry"; fi ;;
     *) echo "profile.sh: no profile for $1" >&2; exit 2 ;;
   esac
 }
 
-# The server under callgrind, stopped on exit.
+# The server under callgrind, and the gateway's upstream, stopped on exit.
 SERVER_PID=""
+UPSTREAM_PID=""
+UPSTREAM_URL=""
 cleanup() {
   if [[ -n "$SERVER_PID" ]]; then kill -9 "$SERVER_PID" 2>/dev/null || true; fi
+  if [[ -n "$UPSTREAM_PID" ]]; then kill -9 "$UPSTREAM_PID" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -62,7 +71,12 @@ total() { awk '/^(totals|summary):/ { print $2; exit }' "$1"; }
 http_run() {
   local name="$1" kind="$2" calls="$3" file="$4" port
   port=$(( 10000 + RANDOM % 20000 ))   # below the ephemeral range (32768 up)
-  valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" --http "127.0.0.1:$port" \
+  local listen=(--http "127.0.0.1:$port")
+  if [[ $name == gateway ]]; then
+    start_upstream
+    listen=(gateway --listen "127.0.0.1:$port" --upstream "$UPSTREAM_URL")
+  fi
+  valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" "${listen[@]}" \
     >"$file.log" 2>&1 &
   SERVER_PID=$!
   "$LOADGEN" check --url "http://127.0.0.1:$port/mcp" --wait 120 >/dev/null
@@ -76,6 +90,18 @@ http_run() {
   kill -9 "$SERVER_PID" 2>/dev/null || true
   wait "$SERVER_PID" 2>/dev/null || true
   SERVER_PID=""
+}
+
+# `start_upstream`: the gateway's upstream, a ferry-everything outside callgrind, started
+# once; sets UPSTREAM_URL.
+start_upstream() {
+  if [[ -z "$UPSTREAM_URL" ]]; then
+    local port=$(( 10000 + RANDOM % 20000 ))
+    "$(binary ferry)" --http "127.0.0.1:$port" >"$OUT/gateway-upstream.log" 2>&1 &
+    UPSTREAM_PID=$!
+    UPSTREAM_URL="http://127.0.0.1:$port/mcp"
+    "$LOADGEN" check --url "$UPSTREAM_URL" --wait 60 >/dev/null
+  fi
 }
 
 # `stdio_run SERVER CALLS FILE`: callgrind over the stdio server fed CALLS echo calls.
@@ -104,6 +130,7 @@ for name in "${SERVER_LIST[@]}"; do
     python3 "$BENCH/percall.py" "$OUT/$name-http-base.out" "$OUT/$name-$kind.out" "$CALLS" 40 \
       >"$OUT/$name-$kind.percall.txt"
   done
+  if [[ $name == gateway ]]; then echo "$row — |"; continue; fi
   stdio_run "$name" 1 "$OUT/$name-stdio-base.out"
   stdio_run "$name" "$(( CALLS + 1 ))" "$OUT/$name-stdio.out"
   row+=" $(fmt "$(per_call "$(total "$OUT/$name-stdio-base.out")" "$(total "$OUT/$name-stdio.out")")") |"

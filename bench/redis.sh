@@ -51,14 +51,16 @@ PIDS+=($!)
 
 # One set of requestState keys for every Redis instance: a retry may land on another.
 export FERRY_STATE_KEYS="k1:$(head -c 32 /dev/urandom | base64)"
-declare -A PORT=()
+# And one sandbox folder: confirm_delete asks about a file in it, and an instance with a
+# folder of its own would rightly ask again about what is, to it, another file.
+mkdir -p "$WORK/sandbox"
 declare -A EXTRA=([memory]="" [redis]="--redis redis://127.0.0.1:$REDIS_PORT"
   [peer1]="--redis redis://127.0.0.1:$REDIS_PORT" [peer2]="--redis redis://127.0.0.1:$REDIS_PORT")
 for name in memory redis peer1 peer2; do
   PORT[$name]="$(free_port)"
   # shellcheck disable=SC2086
-  taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[$name]}" ${EXTRA[$name]} \
-    >"$WORK/$name.log" 2>&1 &
+  taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[$name]}" --sandbox "$WORK/sandbox" \
+    ${EXTRA[$name]} >"$WORK/$name.log" 2>&1 &
   PIDS+=($!)
 done
 for name in memory redis peer1 peer2; do

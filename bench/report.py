@@ -31,6 +31,13 @@ FIGURES = [
      ("≥ 0.45× ceiling's echo req/s", None)),
     ("mrtr_calls", "… complete MRTR calls", "calls/s", True, None),
     ("mrtr_p99", "… p99 latency of a whole call", "ms", False, None),
+    ("http_many", "HTTP `tools/call` echo, {many} connections", "req/s", True, None),
+    ("http_many_p99", "… p99 latency", "ms", False, None),
+    ("mrtr_many", "Two-round MRTR `tools/call`, {many} connections (HTTP requests)", "req/s", True, None),
+    ("mrtr_many_p99", "… p99 latency of a whole call", "ms", False, None),
+    ("http_large", "HTTP `tools/call` echo of {text_kib} KiB of text, {connections} connections", "req/s",
+     True, None),
+    ("http_large_p99", "… p99 latency", "ms", False, None),
     ("stdio_pipelined", "stdio echo, pipelined ({window} in flight)", "req/s", True,
      ("≥ 2× rmcp", lambda f, c, r: None if r is None else f >= 2 * r)),
     ("stdio_sequential", "stdio echo, sequential", "req/s", True, None),
@@ -65,7 +72,7 @@ def values(record):
     """The figures one record yields: {figure key: (value, had_errors)}."""
     figure, data = record["figure"], record["data"]
     out = {}
-    if figure in ("http_c32", "http_c1"):
+    if figure in ("http_c32", "http_c1", "http_many", "http_large"):
         if "duration_us" in data:  # wrk
             errors = sum(v for k, v in data.items() if k.startswith("errors_"))
             out[figure] = (data["requests"] / (data["duration_us"] / 1e6), errors)
@@ -76,11 +83,11 @@ def values(record):
             out[figure] = (data["calls_per_s"], errors)
             out[figure + "_p50"] = (data["p50_ms"], errors)
             out[figure + "_p99"] = (data["p99_ms"], errors)
-    elif figure == "mrtr":
+    elif figure in ("mrtr", "mrtr_many"):
         errors = data["errors"]
-        out["mrtr"] = (data["http_per_s"], errors)
-        out["mrtr_calls"] = (data["calls_per_s"], errors)
-        out["mrtr_p99"] = (data["p99_ms"], errors)
+        out[figure] = (data["http_per_s"], errors)
+        out[figure + "_calls"] = (data["calls_per_s"], errors)
+        out[figure + "_p99"] = (data["p99_ms"], errors)
     elif figure in ("stdio_pipelined", "stdio_sequential"):
         out[figure] = (data["requests_per_s"], data["errors"])
     elif figure == "idle_rss":
@@ -119,6 +126,13 @@ def median(table, server, key):
     return statistics.median(cell["rounds"])
 
 
+class Settings(dict):
+    """The run's settings for figure labels; `?` for one an older run did not record."""
+
+    def __missing__(self, key):
+        return "?"
+
+
 def fmt(value, unit):
     if value is None:
         return "–"
@@ -146,7 +160,7 @@ def main():
     head = ["figure", "unit"] + servers + ["ferry ÷ ceiling", "ferry ÷ rmcp", "target", "met"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, label, unit, _higher, target in FIGURES:
-        label = label.format(**meta)
+        label = label.format_map(Settings(meta))
         row = [label, unit]
         for server in servers:
             value = median(table, server, key)

@@ -10,12 +10,13 @@
 # and prints a markdown table (also written to bench/results/latest.md) with each figure's
 # ratio to the ceiling and to rmcp. See bench/README.md.
 #
-#   bench/run.sh            3 rounds x 10 s per figure (about 15 minutes)
+#   bench/run.sh            3 rounds x 10 s per figure (about 20 minutes)
 #   bench/run.sh --quick    1 round x 2 s
 #   bench/run.sh --smoke    CI: 1 round x 1 s, 200 listen streams; checks that every
 #                           server answers correctly and the table is complete
 #
-# Options: --rounds N, --duration SECS, --connections N, --streams N, --flood SECS,
+# Options: --rounds N, --duration SECS, --connections N, --many N (the many-connections
+# figures, 1000), --text-bytes N (the large echo, 10240), --streams N, --flood SECS,
 # --servers "ceiling ferry rmcp python", --ferry-args "ARGS", --load-cpu N, --server-cpu N.
 #
 # All traffic stays on 127.0.0.1; every load is bounded in time; every server this script
@@ -35,6 +36,8 @@ WARMUP=1             # seconds of unrecorded load before each server's first fig
 CONNECTIONS=32       # the fixed concurrency of the HTTP figures
 WINDOW=64            # requests in flight for the pipelined stdio figure
 FLOOD=5              # seconds of writing without reading, for the flood figure
+MANY=1000            # the concurrency of the many-connections figures
+TEXT_BYTES=10240     # the text of the large-payload echo figure
 STREAMS=10000        # listen streams held open for the memory figure
 LISTEN_TIMEOUT=150   # seconds allowed to open them
 SERVERS="ceiling ferry rmcp python"
@@ -47,11 +50,13 @@ usage() { sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) MODE=quick; ROUNDS=1; DURATION=2; FLOOD=2; shift ;;
-    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; FLOOD=1; STREAMS=200; LISTEN_TIMEOUT=60; shift ;;
+    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; FLOOD=1; STREAMS=200; LISTEN_TIMEOUT=60; MANY=100; shift ;;
     --rounds) ROUNDS="$2"; shift 2 ;;
     --duration) DURATION="$2"; shift 2 ;;
     --connections) CONNECTIONS="$2"; shift 2 ;;
     --streams) STREAMS="$2"; shift 2 ;;
+    --many) MANY="$2"; shift 2 ;;
+    --text-bytes) TEXT_BYTES="$2"; shift 2 ;;
     --flood) FLOOD="$2"; shift 2 ;;
     --servers) SERVERS="$2"; shift 2 ;;
     --ferry-args) FERRY_ARGS="$2"; shift 2 ;;
@@ -234,6 +239,12 @@ http_echo() {
   fi
 }
 
+# `mrtr_load SERVER FIGURE CONNECTIONS ROUND`: the two-round MRTR throughput figure.
+mrtr_load() {
+  measure "$1" "$4" "$2" -- mrtr --url "$(url_of "$1")" \
+    --connections "$3" --duration "$DURATION" --warmup "$WARMUP"
+}
+
 # `warm SERVER`: unrecorded load, so that every server starts its figures warm.
 warm() {
   (( WARMUP > 0 )) || return 0
@@ -289,9 +300,20 @@ for round in $(seq "$ROUNDS"); do
   done
   say "round $round: two-round MRTR tools/call, $CONNECTIONS connections"
   for name in "${SERVER_LIST[@]}"; do
+    if alive "$name"; then mrtr_load "$name" mrtr "$CONNECTIONS" "$round"; fi
+  done
+  say "round $round: HTTP echo and two-round MRTR, $MANY connections"
+  for name in "${SERVER_LIST[@]}"; do
+    if alive "$name"; then http_echo "$name" http_many "$MANY" "$round"; fi
+  done
+  for name in "${SERVER_LIST[@]}"; do
+    if alive "$name"; then mrtr_load "$name" mrtr_many "$MANY" "$round"; fi
+  done
+  say "round $round: HTTP echo of $TEXT_BYTES bytes of text, $CONNECTIONS connections"
+  for name in "${SERVER_LIST[@]}"; do
     if alive "$name"; then
-      measure "$name" "$round" mrtr -- mrtr --url "$(url_of "$name")" \
-        --connections "$CONNECTIONS" --duration "$DURATION" --warmup "$WARMUP"
+      measure "$name" "$round" http_large -- echo --url "$(url_of "$name")" \
+        --connections "$CONNECTIONS" --duration "$DURATION" --warmup "$WARMUP" --text-bytes "$TEXT_BYTES"
     fi
   done
   for name in "${SERVER_LIST[@]}"; do stop_server "$name"; done
@@ -331,7 +353,7 @@ record all meta 0 "$(python3 - <<PY
 import json
 print(json.dumps({
     "servers": "$SERVERS".split(), "rounds": $ROUNDS, "duration": $DURATION, "mode": "$MODE",
-    "connections": $CONNECTIONS, "window": $WINDOW, "flood": $FLOOD, "streams": $STREAMS,
+    "connections": $CONNECTIONS, "many": $MANY, "text_kib": ($TEXT_BYTES / 1024 if $TEXT_BYTES % 1024 else $TEXT_BYTES // 1024), "window": $WINDOW, "flood": $FLOOD, "streams": $STREAMS,
     "load_cpu": $LOAD_CPU, "server_cpu": $SERVER_CPU, "http_tool": "$HTTP_TOOL",
     "ferry_args": "$FERRY_ARGS",
     "date": "$(date -u +%Y-%m-%dT%H:%MZ)", "git": "$GIT", "rustc": "$(rustc --version | cut -d' ' -f1-2)",

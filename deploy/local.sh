@@ -59,11 +59,15 @@ wait_port "$REDIS_PORT"
 
 # One set of keys for every instance, so any of them opens a requestState another sealed.
 KEYS="k1:$(python3 -c 'import base64, os; print(base64.b64encode(os.urandom(32)).decode())')"
+# And one sandbox folder for confirm_delete: the instances stand for one service, so the
+# file one of them asks about is the file another deletes.
+mkdir -p "$WORK/sandbox"
+printf 'Ferry notes: a file to delete with confirm_delete.\n' >"$WORK/sandbox/notes.txt"
 SERVERS=""
 for i in $(seq "$INSTANCES"); do
   port="$(free_port)"
   FERRY_STATE_KEYS="$KEYS" "$BIN" --http "127.0.0.1:$port" --redis "redis://127.0.0.1:$REDIS_PORT" \
-    >"$WORK/instance-$i.log" 2>&1 &
+    --sandbox "$WORK/sandbox" >"$WORK/instance-$i.log" 2>&1 &
   PIDS+=($!)
   wait_port "$port"
   SERVERS+="    server 127.0.0.1:$port max_fails=1 fail_timeout=5s;"$'\n'
@@ -82,6 +86,6 @@ echo "redis: redis://127.0.0.1:$REDIS_PORT"
 echo "logs: $WORK"
 echo
 echo "Ferry behind nginx: http://127.0.0.1:$NGINX_PORT/mcp"
-echo "Try: target/release/ferry --url http://127.0.0.1:$NGINX_PORT/mcp call confirm_delete path=/tmp/x --answers '{\"confirm\": true}'"
+echo "Try: cargo run -q --bin ferry -- --url http://127.0.0.1:$NGINX_PORT/mcp call confirm_delete path=notes.txt --answers '{\"confirm\": true}'"
 echo "Ctrl-C stops everything."
 wait

@@ -13,7 +13,9 @@ log line is written per request.
     python server.py stdio
 """
 
+import os
 import sys
+import tempfile
 from typing import Annotated
 
 from pydantic import BaseModel
@@ -41,6 +43,9 @@ mcp._lowlevel_server.add_request_handler(
 )
 
 
+SANDBOX = os.path.join(tempfile.gettempdir(), "ferry-bench-python-sandbox")
+
+
 class Confirm(BaseModel):
     confirm: bool
 
@@ -58,9 +63,13 @@ def echo(text: str) -> str:
 @mcp.tool()
 def confirm_delete(path: str, confirm: Annotated[ElicitationResult[Confirm], Resolve(ask_confirm)]) -> str:
     """Deletes a path after the user confirms."""
+    # ferry-everything's shape: it looks in a folder (one lstat) and, as a benchmark
+    # server, never deletes anything.
     if isinstance(confirm, AcceptedElicitation) and confirm.data.confirm:
-        return f"Deleted {path}"
-    return f"Kept {path}"
+        if os.path.lexists(os.path.join(SANDBOX, path)):
+            return f"Nothing deleted: {path} is kept (this benchmark server deletes nothing)"
+        return f"Nothing deleted: {path} does not exist in {SANDBOX}"
+    return f"Kept {path}: nothing deleted"
 
 
 if __name__ == "__main__":

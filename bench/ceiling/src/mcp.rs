@@ -205,9 +205,9 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
                     let confirmed =
                         answer.action == "accept" && answer.content.is_some_and(|c| c.confirm);
                     let text = if confirmed {
-                        format!("Deleted {path}")
+                        final_answer(&path)
                     } else {
-                        format!("Kept {path}")
+                        format!("Kept {path}: nothing deleted")
                     };
                     text_result(id, &text)
                 }
@@ -221,6 +221,25 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
             }
         }
         _ => error(200, Some(id), -32602, "unknown tool"),
+    }
+}
+
+/// The folder the ceiling pretends to delete in: it looks, as ferry-everything does in its
+/// sandbox (one `symlink_metadata`), but never deletes anything.
+fn sandbox() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| std::env::temp_dir().join("ferry-bench-ceiling-sandbox"))
+}
+
+/// The confirmed answer, in ferry-everything's shape.
+fn final_answer(path: &str) -> String {
+    let dir = sandbox();
+    match std::fs::symlink_metadata(dir.join(path)) {
+        Err(_) => format!(
+            "Nothing deleted: {path} does not exist in {}",
+            dir.display()
+        ),
+        Ok(_) => format!("Nothing deleted: {path} is kept (this benchmark server deletes nothing)"),
     }
 }
 

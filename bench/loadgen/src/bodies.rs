@@ -12,6 +12,22 @@ pub const PROTOCOL_VERSION: &str = "2026-07-28";
 /// The text every echo call sends.
 pub const ECHO_TEXT: &str = "hello";
 
+/// The most text `--text-bytes` asks echo to send.
+pub const MAX_TEXT_BYTES: usize = 1 << 20;
+
+/// The text echo calls send: [`ECHO_TEXT`] for 0, else `bytes` bytes of prose-like ASCII
+/// (words, spaces, punctuation and a quote and backslash every line, which JSON escapes).
+pub fn echo_text(bytes: usize) -> Result<String, crate::Error> {
+    if bytes == 0 {
+        return Ok(ECHO_TEXT.to_owned());
+    }
+    if bytes > MAX_TEXT_BYTES {
+        return Err(format!("--text-bytes: at most {MAX_TEXT_BYTES}").into());
+    }
+    const LINE: &str = "The quick brown fox jumps over the lazy dog, \"twice\" \\ 0123456789.\n";
+    Ok(LINE.chars().cycle().take(bytes).collect())
+}
+
 /// A JSON string literal for `s`.
 fn quoted(s: &str) -> String {
     serde_json::to_string(s).expect("strings serialize")

@@ -48,7 +48,11 @@ pub async fn stdio(command: &[String], log: Option<&str>) -> Result<(), Error> {
                 return Err::<(), Error>("the server closed stdout".into());
             }
             if reply.contains("\"id\"") {
-                return client::expect_echo(hyper::StatusCode::OK, reply.as_bytes());
+                return client::expect_echo(
+                    hyper::StatusCode::OK,
+                    reply.as_bytes(),
+                    bodies::ECHO_TEXT,
+                );
             }
         }
     })

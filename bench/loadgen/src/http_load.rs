@@ -1,5 +1,7 @@
 //! Closed-loop HTTP load: `connections` keep-alive connections, each sending its next
-//! call as soon as the previous one is answered, for a fixed time.
+//! call as soon as the previous one is answered, for a fixed time; or, with a `rate`,
+//! paced: each connection starts its calls at even intervals, so that all together start
+//! about `rate` calls a second (a soak's steady load rather than a benchmark's most).
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -43,6 +45,10 @@ pub struct Settings {
     /// When not 0, stop once this many calls have been started (for instruction counts
     /// under a profiler, where a fixed amount of work matters more than a fixed time).
     pub calls: u64,
+    /// When not 0, calls started per second over all connections (at most).
+    pub rate: f64,
+    /// The text each echo call sends and expects back.
+    pub text: String,
 }
 
 /// What all connections saw.
@@ -74,15 +80,17 @@ pub async fn run(
     // Calls still in flight at the end get this long before they are abandoned.
     let hard_end = end + Duration::from_secs(5);
     let tally = Rc::new(RefCell::new(Tally::default()));
+    let text: Rc<str> = settings.text.as_str().into();
     let local = tokio::task::LocalSet::new();
     local
         .run_until(async {
             let mut tasks = JoinSet::new();
             for connection in 0..settings.connections {
-                let (target, tally) = (target.clone(), tally.clone());
+                let (target, tally, text) = (target.clone(), tally.clone(), text.clone());
                 let window = (measure_from, end, settings.calls);
+                let pace = pace(settings.rate, settings.connections);
                 tasks.spawn_local(async move {
-                    let work = drive(connection, &target, kind, window, &tally);
+                    let work = drive(connection, &target, kind, window, pace, &tally, &text);
                     let _ = timeout_at(hard_end, work).await;
                 });
             }
@@ -106,17 +114,35 @@ pub async fn run(
     }))
 }
 
-/// One connection's loop: call, record, repeat until `end`; reconnect after errors.
+/// The interval between one connection's calls at `rate` calls a second over all
+/// `connections`; `None` for no pacing.
+fn pace(rate: f64, connections: usize) -> Option<Duration> {
+    (rate > 0.0).then(|| Duration::from_secs_f64(connections.max(1) as f64 / rate))
+}
+
+/// One connection's loop: call, record, repeat until `end` (waiting for the next start
+/// when paced); reconnect after errors.
 async fn drive(
     connection: usize,
     target: &Target,
     kind: Kind,
     (measure_from, end, limit): (Instant, Instant, u64),
+    pace: Option<Duration>,
     tally: &RefCell<Tally>,
+    text: &str,
 ) {
     let mut conn: Option<Conn> = None;
     let mut n: u64 = 0;
+    let mut next_start = Instant::now();
     while Instant::now() < end {
+        if let Some(interval) = pace {
+            tokio::time::sleep_until(next_start).await;
+            // A call that overran its slot starts the next at once, without a burst after.
+            next_start = (next_start + interval).max(Instant::now());
+            if Instant::now() >= end {
+                break;
+            }
+        }
         {
             let mut tally = tally.borrow_mut();
             if limit > 0 && tally.started >= limit {
@@ -139,8 +165,8 @@ async fn drive(
         let id = n * 2;
         let began = Instant::now();
         let outcome = match kind {
-            Kind::Echo => echo(c, id).await,
-            Kind::Mrtr => mrtr(c, id, &format!("/tmp/bench/{connection}/{n}")).await,
+            Kind::Echo => echo(c, id, text).await,
+            Kind::Mrtr => mrtr(c, id, &format!("bench-{connection}-{n}.txt")).await,
         };
         let finished = Instant::now();
         let mut tally = tally.borrow_mut();
@@ -158,16 +184,12 @@ async fn drive(
     }
 }
 
-/// One echo call.
-async fn echo(conn: &mut Conn, id: u64) -> Result<(), Error> {
+/// One echo call of `text`.
+async fn echo(conn: &mut Conn, id: u64, text: &str) -> Result<(), Error> {
     let (status, body) = conn
-        .post(
-            "tools/call",
-            Some("echo"),
-            bodies::echo(id, bodies::ECHO_TEXT),
-        )
+        .post("tools/call", Some("echo"), bodies::echo(id, text))
         .await?;
-    client::expect_echo(status, &body)
+    client::expect_echo(status, &body, text)
 }
 
 /// One two-round `confirm_delete` call, the confirmation accepted.
@@ -195,11 +217,11 @@ async fn mrtr(conn: &mut Conn, id: u64, path: &str) -> Result<(), Error> {
 /// One full MRTR call on a fresh connection, for `check`.
 pub async fn mrtr_once(target: &Target) -> Result<(), Error> {
     let mut conn = Conn::open(target).await?;
-    mrtr(&mut conn, 1, "/tmp/bench/check").await
+    mrtr(&mut conn, 1, "bench-check.txt").await
 }
 
 /// One echo call on a fresh connection, for `check`.
 pub async fn echo_once(target: &Target) -> Result<(), Error> {
     let mut conn = Conn::open(target).await?;
-    echo(&mut conn, 1).await
+    echo(&mut conn, 1, bodies::ECHO_TEXT).await
 }

@@ -5,9 +5,10 @@
 //! ```text
 //! loadgen check  --url URL [--wait SECS]              # echo, a two-round MRTR call, listen
 //! loadgen check-stdio -- CMD ARGS...                  # echo over stdio
-//! loadgen echo   --url URL [--connections N] [--duration S] [--warmup S]
+//! loadgen echo   --url URL [--connections N] [--duration S] [--warmup S] [--text-bytes N]
 //! loadgen mrtr   --url URL [--connections N] [--duration S] [--warmup S]
 //!                [--calls N]                          # stop after N calls (for profiling)
+//!                [--rate R]                           # start at most R calls/s (paced)
 //! loadgen stdio  [--window N] [--duration S] [--warmup S] -- CMD ARGS...
 //! loadgen flood  [--duration S] [--drain S] [--max-requests N] -- CMD ARGS...
 //! loadgen listen --url URL --pid PID [--streams N] [--timeout S] [--settle S]
@@ -70,6 +71,8 @@ async fn run(opts: Opts) -> Result<(), Error> {
                 warmup: opts.secs("warmup", 0.0)?,
                 duration: opts.secs("duration", 10.0)?,
                 calls: opts.int("calls", 0)? as u64,
+                rate: opts.rate("rate")?,
+                text: bodies::echo_text(opts.int("text-bytes", 0)?)?,
             };
             http_load::run(opts.target()?, kind, settings).await?
         }

@@ -54,6 +54,18 @@ impl Opts {
         })
     }
 
+    /// `--name` as calls a second (fractions allowed); 0 when absent.
+    pub fn rate(&self, name: &str) -> Result<f64, Error> {
+        let rate = self.get(name).map_or(Ok(0.0), |v| {
+            v.parse::<f64>()
+                .map_err(|_| format!("--{name}: not a rate: {v:?}"))
+        })?;
+        if !(0.0..=1e7).contains(&rate) {
+            return Err(format!("--{name}: {rate} calls/s is out of range").into());
+        }
+        Ok(rate)
+    }
+
     /// `--name` as seconds (fractions allowed).
     pub fn secs(&self, name: &str, default: f64) -> Result<Duration, Error> {
         let secs = self.get(name).map_or(Ok(default), |v| {

@@ -123,10 +123,20 @@ impl Bench {
         let answer = responses.as_ref().and_then(|r| r.get("confirm"));
         let confirmed =
             answer.is_some_and(|a| a["action"] == "accept" && a["content"]["confirm"] == true);
-        let text = if confirmed {
-            format!("Deleted {}", args.path)
-        } else {
-            format!("Kept {}", args.path)
+        // ferry-everything's shape: it looks in a folder (one `symlink_metadata`) and, as
+        // a benchmark server, never deletes anything.
+        let dir = std::env::temp_dir().join("ferry-bench-rmcp-sandbox");
+        let text = match (confirmed, std::fs::symlink_metadata(dir.join(&args.path))) {
+            (false, _) => format!("Kept {}: nothing deleted", args.path),
+            (true, Err(_)) => format!(
+                "Nothing deleted: {} does not exist in {}",
+                args.path,
+                dir.display()
+            ),
+            (true, Ok(_)) => format!(
+                "Nothing deleted: {} is kept (this benchmark server deletes nothing)",
+                args.path
+            ),
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
     }

@@ -68,7 +68,7 @@ pub const MAX_TTL: Duration = Duration::from_secs(3600);
 /// use serde_json::json;
 ///
 /// let config = AuditConfig::new("http://127.0.0.1:3000/mcp", "confirm_delete")?
-///     .args(json!({"path": "/tmp/x"}))?
+///     .args(json!({"path": "notes.txt"}))?
 ///     .token(Token::new("alice-token"))
 ///     .token_b(Token::new("bob-token"));
 /// assert_eq!(config.tool(), "confirm_delete");

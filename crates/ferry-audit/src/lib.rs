@@ -15,7 +15,7 @@
 //!
 //! # async fn audit() -> Result<(), ferry_audit::AuditError> {
 //! let config = AuditConfig::new("http://127.0.0.1:3000/mcp", "confirm_delete")?
-//!     .args(json!({"path": "/tmp/x"}))?
+//!     .args(json!({"path": "notes.txt"}))?
 //!     .token(Token::new("alice"))
 //!     .token_b(Token::new("bob"));
 //! println!("{}", Plan::new(&config));

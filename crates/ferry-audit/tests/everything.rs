@@ -18,7 +18,7 @@ async fn confirm_delete_passes_every_check() {
     let server = everything().await;
     let config = AuditConfig::new(&server.url, "confirm_delete")
         .unwrap()
-        .args(json!({"path": "/tmp/report.txt"}))
+        .args(json!({"path": "report.txt"}))
         .unwrap()
         .token(Token::new("alice-token"))
         .token_b(Token::new("bob-token"))
@@ -148,7 +148,7 @@ async fn a_server_that_wants_a_token_is_told_apart_from_a_failing_one() {
     let server = everything_with(true).await;
     let config = AuditConfig::new(&server.url, "confirm_delete")
         .unwrap()
-        .args(json!({"path": "/tmp/x"}))
+        .args(json!({"path": "x.txt"}))
         .unwrap()
         .request_timeout(Duration::from_secs(5));
     let err = ferry_audit::run(&config).await.unwrap_err();

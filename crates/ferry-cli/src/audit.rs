@@ -27,7 +27,7 @@ Calls only the tool named with --tool (and --other-tool, if given). On a server 
 the tool runs to completion once; each attack the server lets through runs it once more, so
 audit a tool whose effect you can afford, on a server you may test.
 
-  ferry audit http://127.0.0.1:3000/mcp --tool confirm_delete --args '{\"path\": \"/tmp/x\"}'
+  ferry audit http://127.0.0.1:3000/mcp --tool confirm_delete --args '{\"path\": \"notes.txt\"}'
   ferry audit URL --tool t --token A --token-b B --ttl 300 --format json
 
 Exit codes: 0 no check failed, 1 a check failed, 2 bad command line, 4 the server could not

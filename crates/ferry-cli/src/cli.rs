@@ -10,9 +10,9 @@ const AFTER_HELP: &str = "\
 Examples:
   ferry demo                                   watch a client and a server talk, step by step
   ferry --url http://127.0.0.1:3000/mcp tools
-  ferry --url http://127.0.0.1:3000/mcp call confirm_delete path=/tmp/x
+  ferry --url http://127.0.0.1:3000/mcp call confirm_delete path=notes.txt
   ferry --stdio \"ferry-everything --stdio\" call echo text='hello there'
-  ferry --url URL call confirm_delete path=/tmp/x --json --answers '{\"confirm\": true}'
+  ferry --url URL call confirm_delete path=notes.txt --json --answers '{\"confirm\": true}'
   ferry lint src                               find deprecated MCP features in source code
 
 Exit codes:
@@ -135,7 +135,7 @@ the property is a number, integer, boolean, array or object (ferry reads tools/l
 know), and as a string otherwise. KEY:=JSON always sends JSON. --args '{...}' gives all
 arguments as one JSON object; KEY=VALUE pairs are added to it.
 
-  ferry call confirm_delete path=/tmp/x
+  ferry call confirm_delete path=notes.txt
   ferry call add a=1 b=2
   ferry call tag 'labels:=[\"a\",\"b\"]'
   ferry call echo --args '{\"text\": \"hi\"}'")]

@@ -109,6 +109,8 @@ fn header_name(lower: &str) -> String {
 /// The example server, serving on 127.0.0.1 until dropped.
 struct DemoServer {
     url: String,
+    /// The folder the server's `confirm_delete` deletes files in (removed with the server).
+    sandbox: std::path::PathBuf,
     recorder: Recorder,
     stop: Option<oneshot::Sender<()>>,
     task: Option<tokio::task::JoinHandle<()>>,
@@ -126,6 +128,7 @@ impl DemoServer {
         })
         .context("could not build the example server")?;
         let server = everything.server.clone();
+        let sandbox = everything.sandbox.root().to_path_buf();
         let state = Arc::new(PageState {
             connections: everything.connections.clone(),
             links: everything.links.clone(),
@@ -153,6 +156,7 @@ impl DemoServer {
         });
         Ok(DemoServer {
             url: format!("http://{addr}/mcp"),
+            sandbox,
             recorder,
             stop: Some(stop),
             task: Some(task),
@@ -434,6 +438,12 @@ fn describe_requests(ir: &InputRequiredResult) {
 pub async fn run(args: &DemoArgs) -> anyhow::Result<Outcome> {
     if args.serve_stdio {
         let everything = build(Options::default()).context("could not build the example server")?;
+        // stdout carries MCP: say where the files are on stderr.
+        eprintln!(
+            "ferry demo: confirm_delete works in the sandbox folder {} ({}; removed on exit)",
+            everything.sandbox.root().display(),
+            demo_files()
+        );
         ferry_stdio::serve_stdio(everything.server)
             .await
             .context("serving on stdio")?;
@@ -447,6 +457,15 @@ pub async fn run(args: &DemoArgs) -> anyhow::Result<Outcome> {
     let result = tour(args, &server).await;
     server.stop().await;
     result
+}
+
+/// The demo files a sandbox starts with, for people: `notes.txt, draft.md, old/report.csv`.
+fn demo_files() -> String {
+    ferry_everything::sandbox::DEMO_FILES
+        .iter()
+        .map(|(path, _)| *path)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Commands to try next, spelled with this binary's own path (relative to the current
@@ -480,7 +499,7 @@ fn next_steps() -> String {
     let mut text = format!(
         "Try it yourself: the same example server, started on stdio by the client:\n\
          {ferry} --stdio \"{ferry} demo --serve-stdio\" tools\n\
-         {ferry} --stdio \"{ferry} demo --serve-stdio\" call confirm_delete path=/tmp/x\n\
+         {ferry} --stdio \"{ferry} demo --serve-stdio\" call confirm_delete path=notes.txt\n\
          or a server over HTTP: {ferry} --url http://HOST:PORT/mcp tools"
     );
     if !on_path {
@@ -500,8 +519,12 @@ async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
          What follows is one such conversation, including a tool that stops to ask the user a\n\
          question and then picks up where it left off (a multi round-trip request).\n\
          The example server ferry-everything runs inside this process at {}.\n\
-         A ferry client talks to it over Streamable HTTP: each request is a JSON-RPC message in an HTTP POST.",
-        server.url
+         A ferry client talks to it over Streamable HTTP: each request is a JSON-RPC message in an HTTP POST.\n\
+         Its confirm_delete tool really deletes files, but only in its own sandbox folder\n\
+         {} ({}; removed when the demo ends).",
+        server.url,
+        server.sandbox.display(),
+        demo_files()
     ));
     let mut builder = Client::builder()
         .http(server.url.clone())
@@ -572,12 +595,8 @@ async fn tour(args: &DemoArgs, server: &DemoServer) -> anyhow::Result<Outcome> {
          not call the client back: it answers the call with an InputRequiredResult, and the client\n\
          retries the call with the answers. This is a multi round-trip request (MRTR).",
     );
-    tour.call(
-        &client,
-        "confirm_delete",
-        json!({"path": "/tmp/ferry-demo.txt"}),
-    )
-    .await?;
+    tour.call(&client, "confirm_delete", json!({"path": "notes.txt"}))
+        .await?;
 
     if !args.short {
         println!();

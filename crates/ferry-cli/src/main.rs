@@ -3,7 +3,7 @@
 //! ```text
 //! ferry demo
 //! ferry --url http://127.0.0.1:3000/mcp tools
-//! ferry --stdio "ferry-everything --stdio" call confirm_delete path=/tmp/x
+//! ferry --stdio "ferry-everything --stdio" call confirm_delete path=notes.txt
 //! ```
 //!
 //! The modules, from the command line inwards:

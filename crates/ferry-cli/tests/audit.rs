@@ -16,7 +16,7 @@ fn a_passing_audit_as_json_exits_0() {
         "--tool",
         "confirm_delete",
         "--args",
-        r#"{"path": "/tmp/x"}"#,
+        r#"{"path": "x.txt"}"#,
         "--format",
         "json",
     ]);

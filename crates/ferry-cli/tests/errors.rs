@@ -11,6 +11,7 @@ use std::net::TcpListener;
 use std::process::Output;
 use std::time::Duration;
 
+use ferry_testkit::process::ephemeral_port;
 use support::{Everything, everything_stdio, ferry, run, stderr, stdout};
 
 fn ferry_url(url: &str, args: &[&str]) -> Output {
@@ -51,10 +52,7 @@ fn hint(out: &Output) -> String {
 
 #[test]
 fn nothing_listening_asks_whether_the_server_runs() {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a port")
-        .port();
+    let port = ephemeral_port();
     let url = format!("http://127.0.0.1:{port}/mcp");
     let out = ferry_url(&url, &["tools"]);
     assert_eq!(out.status.code(), Some(4));
@@ -194,7 +192,7 @@ fn answers_that_fit_no_form_fail_naming_the_fields() {
         &stdio,
         "call",
         "confirm_delete",
-        "path=/tmp/x",
+        "path=notes.txt",
         "--answers",
         r#"{"confrm": true}"#,
     ]);
@@ -214,7 +212,7 @@ fn answers_that_fit_no_form_fail_naming_the_fields() {
         &stdio,
         "call",
         "confirm_delete",
-        "path=/tmp/x",
+        "path=notes.txt",
         "--answers",
         r#"{"confirm": {"confrim": true}}"#,
     ]);
@@ -232,7 +230,7 @@ fn answers_that_fit_no_form_fail_naming_the_fields() {
         &stdio,
         "call",
         "confirm_delete",
-        "path=/tmp/x",
+        "path=notes.txt",
         "--answers",
         r#"{"confirm": "yes please"}"#,
     ]);

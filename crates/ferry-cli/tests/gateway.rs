@@ -74,7 +74,7 @@ fn ferry_calls_a_tool_through_ferry_gateway() {
             &url,
             "call",
             "confirm_delete",
-            "path=/tmp/x",
+            "path=notes.txt",
             "--answers",
             r#"{"confirm": true}"#,
         ])
@@ -85,7 +85,8 @@ fn ferry_calls_a_tool_through_ferry_gateway() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Deleted /tmp/x\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.starts_with("Deleted notes.txt ("), "{text}");
 
     let out = ferry().args(["--url", &url, "tools"]).output().unwrap();
     let listed = String::from_utf8_lossy(&out.stdout);
@@ -124,4 +125,100 @@ fn ferry_gateway_without_upstreams_is_a_usage_error() {
     assert_eq!(out.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("no upstream"), "{stderr}");
+}
+
+/// With the standard `OTEL_*` variables the gateway exports its spans, and a call through
+/// it is one trace: `ferry call --trace`'s client span, the gateway's server span parented
+/// on it (the trace context crossed in `_meta`), and the gateway's own client span for the
+/// upstream round, on a real OTLP receiver (rotel).
+#[test]
+fn a_call_through_the_gateway_is_one_trace() {
+    let Some(receiver) = ferry_testkit::otlp::Receiver::start() else {
+        return;
+    };
+    const CLI: &str = "ferry-cli-under-test";
+    const GATEWAY: &str = "ferry-gateway-under-test";
+    let otel = |cmd: &mut std::process::Command, service: &str| {
+        cmd.env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.endpoint)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
+            .env("OTEL_SERVICE_NAME", service)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100");
+    };
+    let everything = Everything::start();
+    let mut cmd = ferry();
+    cmd.args([
+        "gateway",
+        "--listen",
+        "127.0.0.1:0",
+        "--upstream",
+        &everything.url,
+    ])
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped());
+    otel(&mut cmd, GATEWAY);
+    let mut child = cmd.spawn().expect("start ferry gateway");
+    let stderr = child.stderr.take().unwrap();
+    let gateway = Running(child);
+    let mut first = String::new();
+    BufReader::new(stderr).read_line(&mut first).unwrap();
+    let url = first
+        .split_whitespace()
+        .find(|w| w.starts_with("http://") && w.ends_with("/mcp"))
+        .unwrap_or_else(|| panic!("the gateway names its endpoint: {first}"))
+        .to_owned();
+
+    let mut cmd = ferry();
+    cmd.args(["--url", &url, "call", "--trace", "echo", "text=traced"]);
+    otel(&mut cmd, CLI);
+    let out = cmd.output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let trace_id = stderr
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("trace id: "))
+        .unwrap_or_else(|| panic!("--trace prints the trace id: {stderr}"))
+        .to_owned();
+    // SIGTERM: the gateway drains and flushes its exporter on the way out.
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &gateway.0.id().to_string()])
+        .status();
+
+    let name = "tools/call echo";
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    let spans = loop {
+        let (spans, _) = ferry_testkit::otlp::parse(&receiver.text());
+        let spans: Vec<_> = spans
+            .into_iter()
+            .filter(|s| s.trace_id == trace_id && s.name == name)
+            .collect();
+        if spans.iter().filter(|s| s.service == GATEWAY).count() >= 2
+            || std::time::Instant::now() > deadline
+        {
+            break spans;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let find = |service: &str, kind: &str| {
+        spans
+            .iter()
+            .find(|s| s.service == service && s.kind == kind)
+            .unwrap_or_else(|| panic!("a {kind} span of {service} in trace {trace_id}: {spans:#?}"))
+    };
+    let client = find(CLI, "SPAN_KIND_CLIENT");
+    let served = find(GATEWAY, "SPAN_KIND_SERVER");
+    let upstream = find(GATEWAY, "SPAN_KIND_CLIENT");
+    assert_eq!(
+        served.parent_id, client.id,
+        "the gateway parents on the client"
+    );
+    assert_eq!(
+        served
+            .attributes
+            .get("gen_ai.tool.name")
+            .map(String::as_str),
+        Some("echo")
+    );
+    assert_eq!(upstream.trace_id, client.trace_id);
+    assert_ne!(upstream.id, served.id);
+    drop(gateway);
 }

@@ -20,9 +20,9 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_everything::app::{AuthOptions, PageState, auth_layer, resource_uri, site};
-use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, McpService};
+use ferry_everything::app;
+use ferry_everything::sandbox::Sandbox;
+use ferry_http::HttpConfig;
 use ferry_testkit::authorization_server::AuthorizationServer;
 use ferry_testkit::browser::Browser;
 use support::{expect, ferry, finish, run, send, stderr, stdout};
@@ -33,45 +33,27 @@ struct Protected {
     _runtime: tokio::runtime::Runtime,
 }
 
-fn protected_server(issuer: &str) -> Protected {
+fn protected_server(issuer: &str, sandbox: &std::path::Path) -> Protected {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
         .build()
         .expect("runtime");
     let issuer = issuer.to_owned();
+    let sandbox = Sandbox::open(sandbox).expect("the sandbox folder");
     let url = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
             .await
             .expect("bind");
-        let addr = listener.local_addr().expect("addr");
-        let public_url = format!("http://{addr}");
-        let everything = build(Options {
-            public_url: public_url.clone(),
-            require_scopes: true,
-            ..Options::default()
-        })
-        .expect("the server builds");
-        let auth = AuthOptions {
-            issuer: Some(issuer),
-            require_auth: true,
-            ..AuthOptions::default()
-        };
-        let resource = resource_uri(&public_url, "/mcp");
-        let layer = auth_layer(&auth, &resource).expect("the authorization layer builds");
-        let state = Arc::new(PageState {
-            connections: everything.connections.clone(),
-            links: everything.links.clone(),
-            tokens: auth.dev_tokens,
-        });
-        let serve = ferry_http::serve(
+        let protected = app::protected(
             listener,
-            McpService::new(everything.server, HttpConfig::default()),
+            &issuer,
+            HttpConfig::default(),
+            Some(Arc::new(sandbox)),
         )
-        .app(site(state, layer.as_ref()))
-        .layer(tower::util::option_layer(layer));
-        tokio::spawn(serve.into_future());
-        resource
+        .expect("the protected server builds");
+        tokio::spawn(protected.serve.into_future());
+        protected.resource
     });
     Protected {
         url,
@@ -99,6 +81,14 @@ async fn sign_in(browser: &Browser, page: &str, login: &str) -> String {
             .type_into("input[name=password]", "any password")
             .await;
         browser.click("button[type=submit]").await;
+        // Wait for the consent page: until it has loaded, the sign-in page's own button
+        // matches the selector below, and a click on it would be lost.
+        for _ in 0..100 {
+            if !browser.text("h1").await.contains("Sign-in") {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
     // The consent page: one "Continue" button.
     browser.click("button[type=submit]").await;
@@ -194,12 +184,12 @@ fn login_keeps_a_sign_in_that_later_commands_use_and_logout_forgets_it() {
     if !ferry_testkit::browser::available() {
         return;
     }
-    let server = protected_server(authorization.issuer());
     let tokens = tempfile::tempdir().expect("token dir");
-    let sandbox = tempfile::tempdir().expect("a file to delete");
-    let target = sandbox.path().join("report.txt");
-    std::fs::write(&target, "x").expect("write");
-    let target = target.display().to_string();
+    let sandbox = tempfile::tempdir().expect("a sandbox folder");
+    let file = sandbox.path().join("report.txt");
+    std::fs::write(&file, "x").expect("write");
+    let server = protected_server(authorization.issuer(), sandbox.path());
+    let target = "report.txt";
 
     // Not signed in, no terminal: refused, naming the command to run.
     let out = run(ferry_with(tokens.path(), &server.url, &["tools"]));
@@ -316,8 +306,9 @@ fn login_keeps_a_sign_in_that_later_commands_use_and_logout_forgets_it() {
     );
     let landed = runtime.block_on(sign_in(&browser, &page, "alice"));
     assert!(landed.contains("Signed in"), "{landed}");
-    expect(&mut session, &format!("Deleted {target}"));
+    expect(&mut session, "Deleted report.txt (1 byte) from ");
     assert_eq!(finish(session), 0);
+    assert!(!file.exists(), "the file is gone");
 
     // bob signs in (his own browser session); a requestState minted for alice is refused
     // for him.
@@ -339,7 +330,7 @@ fn login_keeps_a_sign_in_that_later_commands_use_and_logout_forgets_it() {
         use ferry_client::{CallOptions, Retry};
         let alice = client_of(tokens.path(), &server.url).await;
         let bob = client_of(bob_tokens.path(), &server.url).await;
-        let args = serde_json::json!({"path": "/tmp/not-bobs"});
+        let args = serde_json::json!({"path": "not-bobs.txt"});
         let first = alice
             .call_tool_round(
                 "confirm_delete",

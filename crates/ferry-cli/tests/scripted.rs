@@ -9,6 +9,7 @@ use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
+use ferry_testkit::process::ephemeral_port;
 use serde_json::Value;
 use support::{Everything, WAIT, everything_stdio, ferry, run, stderr, stdout};
 
@@ -26,7 +27,7 @@ fn answers_with_json_output() {
         &[
             "call",
             "confirm_delete",
-            "path=/tmp/x",
+            "path=notes.txt",
             "--json",
             "--answers",
             r#"{"confirm": {"confirm": true}}"#,
@@ -34,7 +35,8 @@ fn answers_with_json_output() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let result: Value = serde_json::from_slice(&o.stdout).expect("only JSON on stdout");
-    assert_eq!(result["content"][0]["text"], "Deleted /tmp/x");
+    let text = result["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Deleted notes.txt ("), "{result}");
     assert_eq!(result["resultType"], "complete");
     assert!(
         stderr(&o).contains("from --answers: accept"),
@@ -69,12 +71,12 @@ fn answers_by_field_name_and_as_elicit_results() {
         &[
             "call",
             "confirm_delete",
-            "path=/tmp/y",
+            "path=draft.md",
             "--answers",
             r#"{"confirm": {"action": "decline"}}"#,
         ],
     );
-    assert_eq!(stdout(&o), "Kept /tmp/y\n");
+    assert_eq!(stdout(&o), "Kept draft.md: nothing deleted\n");
 
     let dir = std::env::temp_dir().join(format!("ferry-answers-{}.json", std::process::id()));
     std::fs::write(&dir, r#"{"confirm": {"action": "cancel"}}"#).expect("write answers");
@@ -83,23 +85,23 @@ fn answers_by_field_name_and_as_elicit_results() {
         &[
             "call",
             "confirm_delete",
-            "path=/tmp/z",
+            "path=old/report.csv",
             "--answers",
             &format!("@{}", dir.display()),
         ],
     );
     std::fs::remove_file(&dir).ok();
-    assert_eq!(stdout(&o), "Cancelled\n");
+    assert_eq!(stdout(&o), "Cancelled: nothing deleted\n");
 }
 
 #[test]
 fn without_a_terminal_or_answers_ferry_declines() {
     let server = Everything::start();
-    let o = ferry_at(&server, &["call", "confirm_delete", "path=/tmp/x"]);
+    let o = ferry_at(&server, &["call", "confirm_delete", "path=notes.txt"]);
     assert_eq!(o.status.code(), Some(0));
-    assert_eq!(stdout(&o), "Kept /tmp/x\n");
+    assert_eq!(stdout(&o), "Kept notes.txt: nothing deleted\n");
     let err = stderr(&o);
-    assert!(err.contains("asks: Delete /tmp/x?"), "{err}");
+    assert!(err.contains("asks: Delete notes.txt from "), "{err}");
     assert!(err.contains("so ferry declines"), "{err}");
     assert!(
         err.contains(r#"--answers '{"confirm":{"confirm":true}}'"#),
@@ -169,7 +171,7 @@ fn listings_and_reads() {
 
     let o = ferry_at(&server, &["tools"]);
     assert!(
-        stdout(&o).contains("confirm_delete — Deletes a path"),
+        stdout(&o).contains("confirm_delete — Deletes a file in this server's sandbox folder"),
         "{}",
         stdout(&o)
     );
@@ -307,10 +309,7 @@ fn errors_and_exit_codes() {
     assert!(stderr(&o).contains("unbalanced quotes"), "{}", stderr(&o));
 
     // A port nobody listens on.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("a free port")
-        .port();
+    let port = ephemeral_port();
     let o = run({
         let mut c = ferry();
         c.args([
@@ -358,14 +357,15 @@ fn stdio_servers() {
         &command,
         "call",
         "confirm_delete",
-        "path=/tmp/s",
+        "path=notes.txt",
         "--json",
         "--answers",
         r#"{"confirm": true}"#,
     ]);
     let o = run(c);
     let v: Value = serde_json::from_slice(&o.stdout).expect("JSON");
-    assert_eq!(v["content"][0]["text"], "Deleted /tmp/s");
+    let text = v["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.starts_with("Deleted notes.txt ("), "{v}");
 
     let mut c = ferry();
     c.args(["--stdio", "/nonexistent/ferry-server --stdio", "tools"]);
@@ -451,7 +451,7 @@ fn demo_walks_through_the_rounds_and_exits_0() {
         "\"inputResponses\": {",
         "requestState echoed byte for byte: yes",
         "CallToolResult (resultType \"complete\")",
-        "Deleted /tmp/ferry-demo.txt",
+        "Deleted notes.txt (",
         "5. tools/call generate_image, round 1",
         "\"aspect_ratio\": {",
         "\"go_ahead\": {",
@@ -467,12 +467,16 @@ fn demo_walks_through_the_rounds_and_exits_0() {
     let round2 = out.find("4. tools/call").expect("round 2");
     assert!(round1 < round2);
     assert!(out.contains("MCP lets an AI application"), "{out}");
+    assert!(
+        out.contains("only in its own sandbox folder"),
+        "the demo says where the files are: {out}"
+    );
 
     // The closing hints work as typed.
     let hint = out
         .lines()
         .map(str::trim)
-        .find(|l| l.contains("call confirm_delete path=/tmp/x"))
+        .find(|l| l.contains("call confirm_delete path=notes.txt"))
         .unwrap_or_else(|| panic!("no call hint in:\n{out}"));
     let mut words = shlex::split(hint).expect("a command line");
     words.extend(["--answers".to_owned(), r#"{"confirm": true}"#.to_owned()]);
@@ -482,7 +486,11 @@ fn demo_walks_through_the_rounds_and_exits_0() {
         c
     });
     assert_eq!(o.status.code(), Some(0), "{hint}: {}", stderr(&o));
-    assert_eq!(stdout(&o), "Deleted /tmp/x\n");
+    assert!(
+        stdout(&o).starts_with("Deleted notes.txt ("),
+        "{hint}: {}",
+        stdout(&o)
+    );
 }
 
 #[test]

@@ -18,9 +18,12 @@ fn confirm_delete_accept() {
         &server.url,
         "call",
         "confirm_delete",
-        "path=/tmp/ferry-a",
+        "path=notes.txt",
     ]);
-    expect(&mut t, "Ferry everything server asks: Delete /tmp/ferry-a?");
+    expect(
+        &mut t,
+        "Ferry everything server asks: Delete notes.txt from ",
+    );
     expect(
         &mut t,
         "while calling tool confirm_delete, question \"confirm\"",
@@ -32,7 +35,7 @@ fn confirm_delete_accept() {
     expect(&mut t, "Decline");
     expect(&mut t, "Cancel");
     send(&mut t, ENTER);
-    expect(&mut t, "Deleted /tmp/ferry-a");
+    expect(&mut t, "Deleted notes.txt (");
     assert_eq!(finish(t), 0);
 }
 
@@ -44,9 +47,9 @@ fn confirm_delete_decline() {
         &server.url,
         "call",
         "confirm_delete",
-        "path=/tmp/ferry-b",
+        "path=draft.md",
     ]);
-    expect(&mut t, "asks: Delete /tmp/ferry-b?");
+    expect(&mut t, "asks: Delete draft.md from ");
     expect(&mut t, "[y/n]");
     send(&mut t, "y");
     expect(&mut t, "Send these answers?");
@@ -55,7 +58,7 @@ fn confirm_delete_decline() {
     send(&mut t, DOWN);
     send(&mut t, ENTER);
     expect(&mut t, "Send these answers? › Decline");
-    expect(&mut t, "Kept /tmp/ferry-b");
+    expect(&mut t, "Kept draft.md: nothing deleted");
     assert_eq!(finish(t), 0);
 }
 
@@ -68,13 +71,13 @@ fn confirm_delete_cancel_with_escape_and_ctrl_c() {
             &server.url,
             "call",
             "confirm_delete",
-            "path=/tmp/ferry-c",
+            "path=old/report.csv",
         ]);
-        expect(&mut t, "asks: Delete /tmp/ferry-c?");
+        expect(&mut t, "asks: Delete old/report.csv from ");
         expect(&mut t, "[y/n]");
         send(&mut t, key);
         expect(&mut t, "Cancelled.");
-        expect_regex(&mut t, "\nCancelled\r?\n");
+        expect_regex(&mut t, "\nCancelled: nothing deleted\r?\n");
         assert_eq!(finish(t), 0, "key {key:?}");
     }
 }
@@ -228,13 +231,13 @@ fn a_form_over_stdio() {
         &command,
         "call",
         "confirm_delete",
-        "path=/tmp/ferry-stdio",
+        "path=notes.txt",
     ]);
-    expect(&mut t, "asks: Delete /tmp/ferry-stdio?");
+    expect(&mut t, "asks: Delete notes.txt from ");
     expect(&mut t, "[y/n]");
     send(&mut t, "y");
     expect(&mut t, "Send these answers?");
     send(&mut t, ENTER);
-    expect(&mut t, "Deleted /tmp/ferry-stdio");
+    expect(&mut t, "Deleted notes.txt (");
     assert_eq!(finish(t), 0);
 }

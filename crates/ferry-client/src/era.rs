@@ -61,10 +61,19 @@ pub enum KnownEra {
 
 /// A cache of server eras keyed by origin (`scheme://host:port`).
 ///
+/// For a modern server it also keeps the last `server/discover` result, so a client that
+/// skips the probe still knows the server's identity and capabilities.
+///
 /// [`EraCache::shared`] is the process-wide cache clients use unless given another one.
 #[derive(Debug, Default)]
 pub struct EraCache {
-    entries: Mutex<HashMap<String, KnownEra>>,
+    entries: Mutex<HashMap<String, Entry>>,
+}
+
+#[derive(Debug)]
+struct Entry {
+    era: KnownEra,
+    discover: Option<Arc<Value>>,
 }
 
 impl EraCache {
@@ -81,12 +90,40 @@ impl EraCache {
 
     /// The era recorded for `origin`.
     pub fn get(&self, origin: &str) -> Option<KnownEra> {
-        self.entries.lock().get(origin).cloned()
+        self.entries.lock().get(origin).map(|e| e.era.clone())
     }
 
-    /// Records the era of `origin`.
+    /// Records the era of `origin`. A discover result kept for it stays if the era is
+    /// unchanged.
     pub fn set(&self, origin: impl Into<String>, era: KnownEra) {
-        self.entries.lock().insert(origin.into(), era);
+        let mut entries = self.entries.lock();
+        let entry = entries.entry(origin.into()).or_insert(Entry {
+            era: era.clone(),
+            discover: None,
+        });
+        if entry.era != era {
+            entry.era = era;
+            entry.discover = None;
+        }
+    }
+
+    /// The era of `origin` with the last discover result recorded for it.
+    pub(crate) fn get_with_discover(&self, origin: &str) -> Option<(KnownEra, Option<Arc<Value>>)> {
+        self.entries
+            .lock()
+            .get(origin)
+            .map(|e| (e.era.clone(), e.discover.clone()))
+    }
+
+    /// Records a modern `origin` with its discover result.
+    pub(crate) fn set_discover(&self, origin: impl Into<String>, era: KnownEra, discover: Value) {
+        self.entries.lock().insert(
+            origin.into(),
+            Entry {
+                era,
+                discover: Some(Arc::new(discover)),
+            },
+        );
     }
 
     /// Forgets `origin`, so the next client probes again.
@@ -285,5 +322,21 @@ mod tests {
         assert_eq!(c.get("http://127.0.0.1:2"), None);
         c.forget("http://127.0.0.1:1");
         assert_eq!(c.get("http://127.0.0.1:1"), None);
+    }
+
+    #[test]
+    fn cache_keeps_the_discover_result_while_the_era_holds() {
+        let c = EraCache::new();
+        let modern = KnownEra::Modern {
+            version: "2026-07-28".into(),
+        };
+        let d = serde_json::json!({"capabilities": {"tools": {}}});
+        c.set_discover("o", modern.clone(), d.clone());
+        c.set("o", modern.clone());
+        let (era, kept) = c.get_with_discover("o").unwrap();
+        assert_eq!(era, modern);
+        assert_eq!(kept.as_deref(), Some(&d));
+        c.set("o", KnownEra::Legacy);
+        assert_eq!(c.get_with_discover("o").unwrap().1, None);
     }
 }

@@ -82,10 +82,10 @@ impl SseParser {
                 continue;
             }
             match b {
-                b'\n' => self.end_line(&mut out),
+                b'\n' => self.end_line(&mut out)?,
                 b'\r' => {
                     self.pending_cr = true;
-                    self.end_line(&mut out);
+                    self.end_line(&mut out)?;
                 }
                 _ => {
                     if self.line.len() + self.data.len() >= self.limit {
@@ -120,7 +120,9 @@ impl SseParser {
         self.event_retry = None;
     }
 
-    fn end_line(&mut self, out: &mut Vec<SseEvent>) {
+    /// Ends a line. Its bytes were counted against the limit as they came, but invalid
+    /// UTF-8 grows once replaced (one byte becomes three), so the data is checked again.
+    fn end_line(&mut self, out: &mut Vec<SseEvent>) -> Result<(), SseTooLarge> {
         let raw = std::mem::take(&mut self.line);
         let mut line = String::from_utf8_lossy(&raw).into_owned();
         if std::mem::take(&mut self.first_line) && line.starts_with('\u{feff}') {
@@ -128,10 +130,10 @@ impl SseParser {
         }
         if line.is_empty() {
             self.dispatch(out);
-            return;
+            return Ok(());
         }
         if line.starts_with(':') {
-            return;
+            return Ok(());
         }
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
@@ -140,6 +142,9 @@ impl SseParser {
         match field {
             "event" => self.event = Some(value.to_owned()),
             "data" => {
+                if self.data.len() + value.len() + 1 > self.limit {
+                    return Err(SseTooLarge { limit: self.limit });
+                }
                 self.data.push_str(value);
                 self.data.push('\n');
             }
@@ -156,6 +161,7 @@ impl SseParser {
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn dispatch(&mut self, out: &mut Vec<SseEvent>) {
@@ -180,6 +186,19 @@ impl SseParser {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn invalid_utf8_cannot_grow_an_event_past_the_limit() {
+        // 400 invalid bytes are 1,200 bytes once each is replaced with U+FFFD.
+        let mut parser = super::SseParser::new(1024);
+        let mut stream = b"data: ".to_vec();
+        stream.extend_from_slice(&[0xff; 400]);
+        stream.extend_from_slice(b"\n\n");
+        assert!(parser.feed(&stream).is_err());
+        let mut parser = super::SseParser::new(1024);
+        let events = parser.feed(b"data: \xff\xff\n\n").unwrap();
+        assert_eq!(events[0].data, "\u{fffd}\u{fffd}");
+    }
+
     use super::*;
 
     fn parse_all(chunks: &[&[u8]]) -> (Vec<SseEvent>, SseParser) {

@@ -41,7 +41,11 @@ fn answer_confirm(action: &'static str) -> FnHandler {
             ("tools/call", "confirm_delete")
         );
         assert_eq!(form.context.key.as_deref(), Some("confirm"));
-        assert_eq!(form.message, "Delete /tmp/x?");
+        assert!(
+            form.message.starts_with("Delete notes.txt from "),
+            "{}",
+            form.message
+        );
         async move {
             match action {
                 "accept" => ElicitResult::accept(BTreeMap::from([(
@@ -123,16 +127,17 @@ async fn call_echo() {
 async fn confirm_delete_accept_decline_cancel() {
     let server = everything(100).await;
     for (action, expected) in [
-        ("accept", "Deleted /tmp/x"),
-        ("decline", "Kept /tmp/x"),
-        ("cancel", "Cancelled"),
+        // The server's fresh sandbox starts with notes.txt: deleted once, then kept.
+        ("accept", "Deleted notes.txt ("),
+        ("decline", "Kept notes.txt: nothing deleted"),
+        ("cancel", "Cancelled: nothing deleted"),
     ] {
         let client = client_with(&server.url, answer_confirm(action)).await;
         let r = client
-            .call_tool("confirm_delete", json!({"path": "/tmp/x"}))
+            .call_tool("confirm_delete", json!({"path": "notes.txt"}))
             .await
             .expect("call");
-        assert_eq!(text(&r), expected, "{action}");
+        assert!(text(&r).starts_with(expected), "{action}: {}", text(&r));
     }
     assert_eq!(server.count("tools/call"), 6, "one retry per call");
 }
@@ -142,7 +147,7 @@ async fn without_a_handler_the_elicitation_is_refused_by_the_server() {
     let server = everything(100).await;
     let client = server.client().await;
     let err = client
-        .call_tool("confirm_delete", json!({"path": "/tmp/x"}))
+        .call_tool("confirm_delete", json!({"path": "notes.txt"}))
         .await
         .expect_err("needs elicitation");
     let rpc = err.rpc().expect("a server error");
@@ -210,7 +215,7 @@ async fn generate_image_answers_two_questions_in_one_round() {
 async fn manual_rounds() {
     let server = everything(100).await;
     let client = client_with(&server.url, answer_confirm("accept")).await;
-    let args = json!({"path": "/tmp/x"});
+    let args = json!({"path": "notes.txt"});
     let opts = CallOptions::new();
     let MrtrResult::InputRequired(ir) = client
         .call_tool_round("confirm_delete", args.clone(), &Retry::first(), &opts)
@@ -234,7 +239,9 @@ async fn manual_rounds() {
         .call_tool_round("confirm_delete", args, &retry, &opts)
         .await
         .expect("round 2");
-    assert!(matches!(done, MrtrResult::Complete(ref r) if text(r) == "Deleted /tmp/x"));
+    assert!(
+        matches!(done, MrtrResult::Complete(ref r) if text(r).starts_with("Deleted notes.txt ("))
+    );
 }
 
 #[tokio::test]
@@ -429,6 +436,17 @@ async fn era_is_cached_per_origin() {
     let second = connect().await.expect("second");
     assert_eq!(server.count("server/discover"), 1, "no second probe");
     assert_eq!(second.era(), Era::Modern);
+    assert_eq!(
+        second.server_capabilities(),
+        first.server_capabilities(),
+        "the cached discover result gives the capabilities"
+    );
+    assert!(
+        second
+            .server_capabilities()
+            .is_some_and(|c| c.tools.is_some())
+    );
+    assert_eq!(second.server_info(), first.server_info());
     let r = second
         .call_tool("echo", json!({"text": "x"}))
         .await

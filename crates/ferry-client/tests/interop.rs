@@ -1,5 +1,5 @@
 //! Interop with the official Python SDK (`mcp` 2.3.0): Ferry's client calls a tool of
-//! `tests/interop/server.py` that elicits, in the modern era and in the legacy era, over
+//! `ferry-testkit`'s `python/server.py` that elicits, in the modern era and in the legacy era, over
 //! Streamable HTTP and over stdio.
 //!
 //! Skipped (with a message) when `python3` or the `mcp` package is missing, unless
@@ -7,87 +7,22 @@
 //! missing peer into a failure. See `tests/interop/README.md`.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use ferry_client::ferry_protocol::content::ContentBlock;
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, ClientBuilder, Era, EraCache, EraMode, FnHandler};
+use ferry_testkit::python::{PythonServer, sdk_available as python_sdk_available};
 use serde_json::json;
 use tokio::process::{Child, Command};
 
-const PACKAGE_VERSION: &str = "2.3.0";
-
-fn script() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/server.py")
-}
-
-/// Whether the Python SDK is there; prints why not.
-fn python_sdk_available() -> bool {
-    let probe = std::process::Command::new("python3")
-        .args([
-            "-c",
-            "import importlib.metadata as m; print(m.version('mcp'))",
-        ])
-        .output();
-    let problem = match probe {
-        Err(e) => format!("python3 is not available ({e})"),
-        Ok(out) if !out.status.success() => "the Python package `mcp` is not installed".to_owned(),
-        Ok(out) => {
-            let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
-            if version == PACKAGE_VERSION {
-                return true;
-            }
-            format!("mcp {version} is installed, the interop tests need {PACKAGE_VERSION}")
-        }
-    };
-    let required = ["FERRY_REQUIRE_INTEROP", "FERRY_CI"]
-        .iter()
-        .any(|v| std::env::var_os(v).is_some());
-    assert!(
-        !required,
-        "the interop test is required here, but {problem}"
-    );
-    eprintln!(
-        "skipping the Python SDK interop test: {problem} (pip install mcp=={PACKAGE_VERSION})"
-    );
-    false
-}
-
 /// The Python server over Streamable HTTP on a free 127.0.0.1 port.
 async fn python_http() -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port();
-    let child = Command::new("python3")
-        .arg(script())
-        .args(["http", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start the Python server");
-    let started = Instant::now();
-    while tokio::net::TcpStream::connect(("127.0.0.1", port))
-        .await
-        .is_err()
-    {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the Python server did not start"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    (child, format!("http://127.0.0.1:{port}/mcp"))
+    PythonServer::new().http().await
 }
 
 fn python_stdio() -> Command {
-    let mut cmd = Command::new("python3");
-    cmd.arg(script()).arg("stdio").stderr(Stdio::null());
-    cmd
+    PythonServer::new().stdio()
 }
 
 fn handler(action: &'static str) -> FnHandler {

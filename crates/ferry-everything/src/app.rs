@@ -20,6 +20,8 @@ use ferry_state::{KeyRing, Sealer};
 use serde::{Deserialize, Serialize};
 
 use crate::flows::{Connections, LinkSigner};
+use crate::sandbox::Sandbox;
+use crate::{Everything, Options, build};
 
 pub use ferry_auth::StaticTokens;
 
@@ -94,6 +96,17 @@ pub struct PageState {
     pub links: Arc<SealedLinks>,
     /// Checks the token a user signs in with.
     pub tokens: StaticTokens,
+}
+
+impl PageState {
+    /// The pages' state for `everything`, signing users in with `tokens`.
+    pub fn of(everything: &Everything, tokens: StaticTokens) -> Arc<PageState> {
+        Arc::new(PageState {
+            connections: everything.connections.clone(),
+            links: everything.links.clone(),
+            tokens,
+        })
+    }
 }
 
 #[derive(Deserialize)]
@@ -347,4 +360,70 @@ pub fn router_with(
     let site = site(state, auth.as_ref());
     let mcp = endpoint(server, config, auth);
     Router::new().route_service("/mcp", mcp).merge(site)
+}
+
+/// The full application of `everything` as one axum router ([`router`]), its pages
+/// signing users in with `tokens`, and `/mcp` behind those tokens when there are any.
+pub fn app(
+    everything: Everything,
+    config: HttpConfig,
+    tokens: StaticTokens,
+    require_auth: bool,
+) -> Result<Router, AuthSetupError> {
+    let state = PageState::of(&everything, tokens);
+    router(everything.server, config, state, require_auth)
+}
+
+/// Why [`protected`] could not set the server up.
+#[derive(Debug, thiserror::Error)]
+pub enum ProtectedError {
+    /// The server did not build.
+    #[error(transparent)]
+    Build(#[from] crate::Error),
+    /// The authorization layer did not build.
+    #[error("authorization: {0}")]
+    Auth(AuthSetupError),
+    /// The listener has no local address.
+    #[error("the listener's address: {0}")]
+    Address(#[from] std::io::Error),
+}
+
+/// A server as [`protected`] sets it up, ready to run.
+pub struct Protected {
+    /// The endpoint's canonical resource URI, `http://ADDR/mcp`.
+    pub resource: String,
+    /// The server; `.with_graceful_shutdown(..)` or `.into_future()` it.
+    pub serve: ferry_http::Serve<Endpoint, Router>,
+}
+
+/// The everything server on `listener` as `--auth-issuer ISSUER` sets it up: every
+/// request needs a token, checked as the issuer's JWT for the resource `http://ADDR/mcp`;
+/// tools declare their scopes (`confirm_delete` needs [`DELETE_SCOPE`]); the Protected
+/// Resource Metadata and the pages share the listener. `confirm_delete` acts in `sandbox`
+/// (`None`: a temporary one, as [`build`] makes it).
+pub fn protected(
+    listener: tokio::net::TcpListener,
+    issuer: &str,
+    config: HttpConfig,
+    sandbox: Option<Arc<Sandbox>>,
+) -> Result<Protected, ProtectedError> {
+    let public_url = format!("http://{}", listener.local_addr()?);
+    let everything = build(Options {
+        public_url: public_url.clone(),
+        require_scopes: true,
+        sandbox,
+        ..Options::default()
+    })?;
+    let auth = AuthOptions {
+        issuer: Some(issuer.to_owned()),
+        require_auth: true,
+        ..AuthOptions::default()
+    };
+    let resource = resource_uri(&public_url, "/mcp");
+    let layer = auth_layer(&auth, &resource).map_err(ProtectedError::Auth)?;
+    let state = PageState::of(&everything, auth.dev_tokens);
+    let serve = ferry_http::serve(listener, McpService::new(everything.server, config))
+        .app(site(state, layer.as_ref()))
+        .layer(tower::util::option_layer(layer));
+    Ok(Protected { resource, serve })
 }

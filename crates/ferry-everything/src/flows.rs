@@ -11,12 +11,14 @@ use ferry_server::{
 };
 use parking_lot::Mutex;
 use schemars::JsonSchema;
+
+use crate::sandbox::Sandbox;
 use serde::{Deserialize, Serialize};
 
 #[derive(Deserialize, JsonSchema)]
 #[schemars(extend("anyOf" = [{"required": ["path"]}, {"required": ["filename"]}]))]
 struct DeleteArgs {
-    /// The path to delete.
+    /// The file to delete, relative to the server's sandbox folder (e.g. `notes.txt`).
     #[serde(default)]
     path: Option<String>,
     /// The file to delete (the same as `path`).
@@ -176,6 +178,7 @@ pub fn register(
     builder: ServerBuilder,
     connections: Arc<Connections>,
     links: Arc<dyn LinkSigner>,
+    sandbox: Arc<Sandbox>,
     require_scopes: bool,
 ) -> ServerBuilder {
     let delete_scopes = if require_scopes {
@@ -186,24 +189,13 @@ pub fn register(
     builder
         .tool(
             tool("confirm_delete")
-                .description("Deletes a path after the user confirms (asks once; the confirmation can be used only once). A task when the client supports tasks: the question waits in the task")
+                .description("Deletes a file in this server's sandbox folder after the user confirms (asks once; the confirmation can be used only once). Paths are relative to the sandbox; absolute paths, `..` and links leading outside are refused. A task when the client supports tasks: the question waits in the task")
                 .scopes(delete_scopes)
                 .single_use()
                 .task(TaskMode::Optional)
-                .handler(|ctx: Context, args: DeleteArgs| async move {
-                    let path = args
-                        .path
-                        .or(args.filename)
-                        .ok_or_else(|| Error::execution("give the path to delete"))?;
-                    let answer = ctx
-                        .elicit::<Confirm>(format!("Delete {path}?"))
-                        .key("confirm")
-                        .await?;
-                    Ok(match answer {
-                        Elicitation::Accept(Confirm { confirm: true }) => format!("Deleted {path}"),
-                        Elicitation::Accept(_) | Elicitation::Decline => format!("Kept {path}"),
-                        Elicitation::Cancel => "Cancelled".to_owned(),
-                    })
+                .handler(move |ctx: Context, args: DeleteArgs| {
+                    let sandbox = sandbox.clone();
+                    async move { confirm_delete(ctx, args, &sandbox).await }
                 }),
         )
         .tool(
@@ -240,6 +232,42 @@ pub fn register(
                     async move { connect(ctx, args, &connections, links.as_ref()).await }
                 }),
         )
+}
+
+/// Checks the path (refusing escapes before asking), asks, and deletes what the check
+/// found: every round looks again, so the answer says what is really there.
+async fn confirm_delete(ctx: Context, args: DeleteArgs, sandbox: &Sandbox) -> Result<String> {
+    let path = args
+        .path
+        .or(args.filename)
+        .ok_or_else(|| Error::execution("give the path to delete"))?;
+    let target = sandbox
+        .inspect(&path)
+        .map_err(|refusal| Error::execution(refusal.to_string()))?;
+    let answer = ctx
+        .elicit::<Confirm>(format!(
+            "Delete {} from {}?",
+            target.path(),
+            sandbox.root().display()
+        ))
+        .key("confirm")
+        .await?;
+    match answer {
+        Elicitation::Accept(Confirm { confirm: true }) => {
+            let deletion = sandbox.delete(target);
+            if deletion.failed() {
+                return Err(Error::execution(deletion.to_string()));
+            }
+            if deletion.deleted() {
+                tracing::info!(outcome = %deletion, "confirm_delete");
+            }
+            Ok(deletion.to_string())
+        }
+        Elicitation::Accept(_) | Elicitation::Decline => {
+            Ok(format!("Kept {}: nothing deleted", target.path()))
+        }
+        Elicitation::Cancel => Ok("Cancelled: nothing deleted".to_owned()),
+    }
 }
 
 async fn connect(

@@ -4,6 +4,8 @@
 //! benchmarks, the tasks fixtures (`slow_compute`, `multi_input`, ...), and three multi-round flows: `confirm_delete` (a single-use
 //! confirmation), `generate_image` (two questions in one round, then a real PNG) and
 //! `connect_account` (URL mode, with a page this server serves and binds to the user).
+//! `confirm_delete` really deletes, but only files inside the [`sandbox::Sandbox`] the
+//! server owns.
 //!
 //! Run it with `ferry-everything --http 127.0.0.1:3000` (endpoint `/mcp`) or
 //! `ferry-everything --stdio`, or build it in-process with [`build`].
@@ -14,18 +16,22 @@ pub mod fixtures;
 pub mod flows;
 pub mod llm;
 pub mod notes;
+pub mod sandbox;
 pub mod tasks;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_redis::Redis;
-use ferry_server::{BuildError, ChangeBus, Server, ServerBuilder, TaskBus, TaskStore};
+use ferry_server::{
+    BuildError, ChangeBus, Server, ServerBuilder, SessionStore, TaskBus, TaskStore,
+};
 use ferry_state::{KeyRing, ReplayLedger};
 
 use crate::app::SealedLinks;
 use crate::flows::Connections;
 use crate::notes::Notes;
+use crate::sandbox::Sandbox;
 
 /// How to build the server.
 pub struct Options {
@@ -52,17 +58,24 @@ pub struct Options {
     pub change_bus: Option<Arc<dyn ChangeBus>>,
     /// Where `set_note` keeps notes (in memory by default).
     pub notes: Arc<Notes>,
+    /// The folder `confirm_delete` deletes files in (when `None`, [`build`] makes a fresh
+    /// temporary one with the demo files, removed once the server is dropped).
+    pub sandbox: Option<Arc<Sandbox>>,
+    /// Where 2025-11-25 sessions are shared with other instances (not shared when `None`).
+    pub session_store: Option<Arc<dyn SessionStore>>,
 }
 
 impl Options {
-    /// Puts the ledger, the change bus, the task store and bus, and the notes on `redis`,
-    /// so that instances sharing it (and the state keys) serve the same clients.
+    /// Puts the ledger, the change bus, the task store and bus, the notes and the
+    /// 2025-11-25 sessions on `redis`, so that instances sharing it (and the state keys)
+    /// serve the same clients.
     pub async fn on_redis(mut self, redis: &Redis) -> Self {
         self.ledger = Some(Arc::new(redis.ledger()));
         self.change_bus = Some(Arc::new(redis.change_bus().await));
         self.task_store = Some(Arc::new(redis.task_store()));
         self.task_bus = Some(Arc::new(redis.task_bus()));
         self.notes = Arc::new(Notes::Redis(redis.clone()));
+        self.session_store = Some(Arc::new(redis.session_store()));
         self
     }
 }
@@ -81,6 +94,8 @@ impl Default for Options {
             task_bus: None,
             change_bus: None,
             notes: Arc::new(Notes::default()),
+            sandbox: None,
+            session_store: None,
         }
     }
 }
@@ -93,11 +108,32 @@ pub struct Everything {
     pub connections: Arc<Connections>,
     /// The connect-page link signer.
     pub links: Arc<SealedLinks>,
+    /// The folder `confirm_delete` deletes files in.
+    pub sandbox: Arc<Sandbox>,
+}
+
+/// Why [`build`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A definition of the server was refused.
+    #[error(transparent)]
+    Server(#[from] BuildError),
+    /// The temporary sandbox could not be made or seeded.
+    #[error("could not make the sandbox folder: {0}")]
+    Sandbox(#[from] std::io::Error),
 }
 
 /// Builds the server.
 #[allow(deprecated)]
-pub fn build(options: Options) -> Result<Everything, BuildError> {
+pub fn build(options: Options) -> Result<Everything, Error> {
+    let sandbox = match options.sandbox {
+        Some(sandbox) => sandbox,
+        None => {
+            let sandbox = Sandbox::temporary()?;
+            sandbox.seed_demo_files()?;
+            Arc::new(sandbox)
+        }
+    };
     let connections = Arc::new(Connections::default());
     let links = Arc::new(SealedLinks::new(
         KeyRing::random(),
@@ -128,12 +164,16 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
     if let Some(bus) = options.change_bus {
         builder = builder.change_bus(bus);
     }
+    if let Some(store) = options.session_store {
+        builder = builder.session_store(store);
+    }
     builder = fixtures::register(builder);
     builder = fixtures::echo(builder);
     builder = flows::register(
         builder,
         connections.clone(),
         links.clone(),
+        sandbox.clone(),
         options.require_scopes,
     );
     builder = llm::register(builder);
@@ -143,5 +183,6 @@ pub fn build(options: Options) -> Result<Everything, BuildError> {
         server: builder.build()?,
         connections,
         links,
+        sandbox,
     })
 }

@@ -10,6 +10,7 @@ use clap::Parser;
 use ferry_everything::app::{
     AuthOptions, DELETE_SCOPE, PageState, StaticTokens, auth_layer, resource_uri, site,
 };
+use ferry_everything::sandbox::{Sandbox, TEMPORARY_PREFIX};
 use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, McpService};
 use ferry_redis::{Redis, RedisConfig};
@@ -86,7 +87,7 @@ struct Args {
     /// unfinished by a previous run are marked failed on start.
     #[arg(long, value_name = "PATH")]
     task_store: Option<PathBuf>,
-    /// Keep single-use redemptions, tasks, notes and change events in Redis at this URL
+    /// Keep single-use redemptions, tasks, notes, change events and 2025-11-25 sessions in Redis at this URL
     /// (redis://[USER:PASSWORD@]HOST:PORT[/DB], rediss:// for TLS), shared by every
     /// instance behind a load balancer; also FERRY_REDIS_URL. Give every instance the same
     /// --state-keys.
@@ -104,6 +105,11 @@ struct Args {
     /// Serve Prometheus text of the MCP metrics at `GET /metrics` (HTTP only).
     #[arg(long)]
     metrics: bool,
+    /// The folder `confirm_delete` deletes files in (made if missing; the demo files are
+    /// added where missing). Default: a fresh folder under the system's temporary
+    /// directory, removed on exit.
+    #[arg(long, value_name = "DIR")]
+    sandbox: Option<PathBuf>,
     /// Log JSON lines on stderr instead of text.
     #[arg(long)]
     log_json: bool,
@@ -190,6 +196,35 @@ async fn run(args: Args, metrics: Option<axum::Router>) -> Result<(), Box<dyn st
         task_store,
         ..Options::default()
     };
+    // A temporary sandbox is owned here, so it is removed when `run` returns, however the
+    // server ends (stdin closed, SIGTERM or Ctrl-C drained, or an error).
+    let (sandbox, _temporary) = match &args.sandbox {
+        Some(dir) => (
+            Sandbox::open(dir).map_err(|e| format!("--sandbox {}: {e}", dir.display()))?,
+            None,
+        ),
+        None => {
+            let dir = tempfile::Builder::new()
+                .prefix(TEMPORARY_PREFIX)
+                .tempdir()
+                .map_err(|e| format!("could not make a sandbox folder: {e}"))?;
+            (Sandbox::open(dir.path())?, Some(dir))
+        }
+    };
+    sandbox
+        .seed_demo_files()
+        .map_err(|e| format!("could not write the demo files: {e}"))?;
+    let removed = if _temporary.is_some() {
+        " (removed on exit)"
+    } else {
+        ""
+    };
+    tracing::info!(sandbox = %sandbox.root().display(), "confirm_delete deletes files in the sandbox folder{removed}");
+    eprintln!(
+        "ferry-everything: confirm_delete works in the sandbox folder {}{removed}",
+        sandbox.root().display()
+    );
+    options.sandbox = Some(Arc::new(sandbox));
     let mut readiness = None;
     if let Some(url) = &args.redis {
         let config = RedisConfig::new(url.as_str()).key_prefix(args.redis_prefix.as_str());

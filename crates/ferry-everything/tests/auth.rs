@@ -4,13 +4,11 @@
 //! challenge handling"), and every `requestState` bound to its user (mrtr.mdx).
 
 use std::future::IntoFuture;
-use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_auth::testing::TestIssuer;
-use ferry_everything::app::{AuthOptions, PageState, auth_layer, resource_uri, site};
-use ferry_everything::{Options, build};
-use ferry_http::{HttpConfig, McpService};
+use ferry_everything::app;
+use ferry_http::HttpConfig;
 use ferry_testkit::http::Client;
 use ferry_testkit::rpc::{self, accept, call, form_caps, retry};
 use http::{Method, StatusCode};
@@ -30,40 +28,19 @@ impl Served {
             .await
             .expect("bind");
         let addr = listener.local_addr().expect("addr");
-        let public_url = format!("http://{addr}");
-        let everything = build(Options {
-            public_url: public_url.clone(),
-            require_scopes: true,
-            ..Options::default()
-        })
-        .expect("the everything server builds");
-        let auth = AuthOptions {
-            issuer: Some(issuer.issuer().to_owned()),
-            require_auth: true,
-            ..AuthOptions::default()
-        };
-        let resource = resource_uri(&public_url, "/mcp");
-        let layer = auth_layer(&auth, &resource).expect("the authorization layer builds");
-        assert!(layer.is_some(), "authorization is on");
-        let state = Arc::new(PageState {
-            connections: everything.connections.clone(),
-            links: everything.links.clone(),
-            tokens: auth.dev_tokens,
-        });
         let config = HttpConfig::builder()
             .drain_grace(Duration::ZERO)
             .build()
             .expect("a valid config");
+        let protected = app::protected(listener, issuer.issuer(), config, None)
+            .expect("the protected server builds");
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let serve = ferry_http::serve(listener, McpService::new(everything.server, config))
-            .app(site(state, layer.as_ref()))
-            .layer(tower::util::option_layer(layer))
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            });
+        let serve = protected.serve.with_graceful_shutdown(async {
+            let _ = stopped.await;
+        });
         Served {
             client: Client::new(addr, "/mcp"),
-            resource,
+            resource: protected.resource,
             stop,
             task: tokio::spawn(serve.into_future()),
         }
@@ -88,7 +65,7 @@ fn delete(id: &str) -> Value {
     call(
         id,
         "confirm_delete",
-        json!({"path": "/tmp/report.txt"}),
+        json!({"path": "old/report.csv"}),
         form_caps(),
     )
 }
@@ -181,7 +158,10 @@ async fn confirm_delete_needs_the_delete_scope() {
         .await
         .json()
         .await;
-    assert_eq!(rpc::text(&done), "Deleted /tmp/report.txt", "{done}");
+    assert!(
+        rpc::text(&done).starts_with("Deleted old/report.csv ("),
+        "{done}"
+    );
     run.stop().await;
     issuer.stop().await;
 }
@@ -214,7 +194,10 @@ async fn a_request_state_issued_to_one_user_is_refused_for_another() {
         .await
         .json()
         .await;
-    assert_eq!(rpc::text(&done), "Deleted /tmp/report.txt", "{done}");
+    assert!(
+        rpc::text(&done).starts_with("Deleted old/report.csv ("),
+        "{done}"
+    );
     run.stop().await;
     issuer.stop().await;
 }

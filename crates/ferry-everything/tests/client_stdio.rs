@@ -11,6 +11,7 @@ use ferry_client::{
     CallOptions, Client, ClientBuilder, Era, EraMode, Error, FnHandler, ServerNotification,
     StdioOptions,
 };
+use ferry_testkit::content::text;
 use serde_json::json;
 
 /// The command starting this package's `ferry-everything` binary over stdio, its logs
@@ -20,19 +21,6 @@ fn everything_stdio(extra: &[&str]) -> tokio::process::Command {
     cmd.arg("--stdio").args(extra).env("RUST_LOG", "error");
     cmd.stderr(std::process::Stdio::null());
     cmd
-}
-
-/// The text of a tool result's first text block.
-fn text(result: &ferry_client::ferry_protocol::tools::CallToolResult) -> String {
-    use ferry_client::ferry_protocol::content::ContentBlock;
-    result
-        .content
-        .iter()
-        .find_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
 }
 
 async fn connect(extra: &[&str], handler: FnHandler) -> Client {
@@ -84,15 +72,16 @@ async fn list_tools_follows_pages() {
 #[tokio::test]
 async fn confirm_delete_accept_decline_cancel() {
     let handler = FnHandler::new().on_form(|form| {
-        let path_in_message = form.message.contains("/a") || form.message.contains("/b");
-        let action = if form.message.contains("/a") {
+        let path_in_message =
+            form.message.contains("notes.txt") || form.message.contains("draft.md");
+        let action = if form.message.contains("notes.txt") {
             "accept"
-        } else if form.message.contains("/b") {
+        } else if form.message.contains("draft.md") {
             "decline"
         } else {
             "cancel"
         };
-        assert!(path_in_message || form.message.contains("/c"));
+        assert!(path_in_message || form.message.contains("old/report.csv"));
         async move {
             match action {
                 "accept" => ElicitResult::accept(BTreeMap::from([(
@@ -105,12 +94,17 @@ async fn confirm_delete_accept_decline_cancel() {
         }
     });
     let client = connect(&[], handler).await;
-    for (path, expected) in [("/a", "Deleted /a"), ("/b", "Kept /b"), ("/c", "Cancelled")] {
+    // The binary's temporary sandbox starts with the demo files.
+    for (path, expected) in [
+        ("notes.txt", "Deleted notes.txt ("),
+        ("draft.md", "Kept draft.md: nothing deleted"),
+        ("old/report.csv", "Cancelled: nothing deleted"),
+    ] {
         let r = client
             .call_tool("confirm_delete", json!({"path": path}))
             .await
             .expect("call");
-        assert_eq!(text(&r), expected);
+        assert!(text(&r).starts_with(expected), "{}", text(&r));
     }
     client.close().await.expect("close");
 }
@@ -331,10 +325,10 @@ async fn exercise(builder: ClientBuilder) -> Client {
         .expect("echo");
     assert_eq!(text(&r), "legacy");
     let r = client
-        .call_tool("confirm_delete", json!({"path": "/l"}))
+        .call_tool("confirm_delete", json!({"path": "draft.md"}))
         .await
         .expect("confirm_delete");
-    assert_eq!(text(&r), "Deleted /l");
+    assert!(text(&r).starts_with("Deleted draft.md ("), "{}", text(&r));
     let r = client
         .call_tool("generate_image", json!({"prompt": "sky"}))
         .await

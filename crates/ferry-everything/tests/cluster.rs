@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use ferry_testkit::http::Client;
+use ferry_testkit::python;
 use ferry_testkit::rpc::{self, accept, call, form_caps, request, retry};
 use ferry_testkit::services::{Nginx, RedisServer, available, free_port, wait_for_port};
 use serde_json::{Value, json};
@@ -31,11 +32,13 @@ struct Instance {
 }
 
 impl Instance {
-    fn start(redis: &RedisServer, keys: &str) -> Instance {
+    fn start(redis: &RedisServer, keys: &str, sandbox: &std::path::Path) -> Instance {
         let port = free_port();
         let child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
             .args(["--http", &format!("127.0.0.1:{port}")])
             .args(["--redis", &redis.url()])
+            .arg("--sandbox")
+            .arg(sandbox)
             .env("FERRY_STATE_KEYS", keys)
             .env("RUST_LOG", "warn")
             .stdout(Stdio::null())
@@ -74,6 +77,8 @@ struct Cluster {
     instances: Vec<Instance>,
     nginx: Nginx,
     redis: RedisServer,
+    /// The sandbox folder every instance's confirm_delete works in.
+    sandbox: tempfile::TempDir,
 }
 
 impl Cluster {
@@ -84,7 +89,10 @@ impl Cluster {
         let redis = RedisServer::start();
         let key = base64::engine::general_purpose::STANDARD.encode([7u8; 32]);
         let keys = format!("k1:{key}");
-        let instances: Vec<Instance> = (0..3).map(|_| Instance::start(&redis, &keys)).collect();
+        let sandbox = tempfile::tempdir().expect("a sandbox folder");
+        let instances: Vec<Instance> = (0..3)
+            .map(|_| Instance::start(&redis, &keys, sandbox.path()))
+            .collect();
         let template = std::fs::read_to_string(
             PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../deploy/nginx.conf.template"),
         )
@@ -103,7 +111,15 @@ impl Cluster {
             instances,
             nginx,
             redis,
+            sandbox,
         })
+    }
+
+    /// Writes a file in the shared sandbox; returns its path there.
+    fn file(&self, name: &str) -> PathBuf {
+        let path = self.sandbox.path().join(name);
+        std::fs::write(&path, "to be deleted").expect("write a sandbox file");
+        path
     }
 
     fn front(&self) -> Client {
@@ -151,13 +167,18 @@ async fn mrtr_rounds_on_different_instances_complete_once() {
         return;
     };
     let front = cluster.front();
-    let first = delete_call("/tmp/a.txt");
+    let file = cluster.file("a.txt");
+    let first = delete_call("a.txt");
     let (r1, up1) = post(&front, &first).await;
     assert_eq!(rpc::result_type(&r1), "input_required", "{r1}");
     let again = retry(&first, "second", Some(yes()), Some(rpc::state(&r1)));
     let (r2, up2) = post(&front, &again).await;
     assert_ne!(up1, up2, "round robin sends the retry to another instance");
-    assert_eq!(rpc::text(&r2), "Deleted /tmp/a.txt", "{r2}");
+    assert!(
+        rpc::text(&r2).starts_with("Deleted a.txt (13 bytes) from "),
+        "{r2}"
+    );
+    assert!(!file.exists(), "the instance that answered deleted it");
 
     // The same retry, replayed on each instance directly, is refused: the redemption is
     // recorded in Redis, not in the instance that made it.
@@ -173,7 +194,8 @@ async fn round_two_completes_after_the_first_instance_dies() {
         return;
     };
     let front = cluster.front();
-    let first = delete_call("/tmp/b.txt");
+    let file = cluster.file("b.txt");
+    let first = delete_call("b.txt");
     let (r1, up1) = post(&front, &first).await;
     assert_eq!(rpc::result_type(&r1), "input_required", "{r1}");
     let dead = cluster.index_of(&up1);
@@ -181,7 +203,8 @@ async fn round_two_completes_after_the_first_instance_dies() {
     let again = retry(&first, "second", Some(yes()), Some(rpc::state(&r1)));
     // nginx may try the dead instance first (connection refused) and moves on.
     let (r2, up2) = post(&front, &again).await;
-    assert_eq!(rpc::text(&r2), "Deleted /tmp/b.txt", "{r2}");
+    assert!(rpc::text(&r2).starts_with("Deleted b.txt ("), "{r2}");
+    assert!(!file.exists());
     assert_ne!(cluster.index_of(up2.rsplit(", ").next().unwrap()), dead);
 }
 
@@ -239,53 +262,29 @@ async fn a_note_set_on_one_instance_reaches_listeners_on_another() {
     );
 }
 
-fn python_ready() -> bool {
-    let ok = Command::new("python3")
-        .args(["-c", "import mcp"])
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok && std::env::var_os("FERRY_CI").is_some() {
-        panic!("python3 with mcp==2.3.0 is required here: python3 -m pip install mcp==2.3.0");
-    }
-    if !ok {
-        eprintln!("skipped: python3 with mcp==2.3.0 not installed");
-    }
-    ok
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_completes_confirm_delete_through_nginx() {
-    if !python_ready() {
+    if !python::sdk_available() {
         return;
     }
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/interop/python_client.py");
     for (mode, protocol) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
-        let url = cluster.url();
-        let script = script.clone();
-        let out = tokio::task::spawn_blocking(move || {
-            Command::new("timeout")
-                .args(["60", "python3"])
-                .arg(&script)
-                .args([url.as_str(), mode, "accept"])
-                .output()
-                .expect("python3 runs")
-        })
-        .await
-        .expect("joined");
+        let out = python::run_client(&cluster.url(), mode, "accept").await;
         assert!(
             out.status.success(),
             "python client failed ({mode}): {}\nnginx: {}",
             String::from_utf8_lossy(&out.stderr),
             cluster.nginx.error_log()
         );
-        let line = String::from_utf8_lossy(&out.stdout);
-        let v: Value = serde_json::from_str(line.trim().lines().last().unwrap_or_default())
-            .expect("one JSON line");
+        let v = python::client_report(&out);
         assert_eq!(v["protocol"], protocol, "{v}");
-        assert_eq!(v["text"], "Deleted /tmp/report.txt", "{v}");
+        let text = v["text"].as_str().unwrap_or_default();
+        assert!(
+            text.starts_with("Nothing deleted: report.txt does not exist in "),
+            "{v}"
+        );
     }
 }
 
@@ -298,7 +297,7 @@ async fn without_redis_single_use_fails_closed_and_recovers() {
     let echo = call("e", "echo", json!({"text": "still here"}), json!({}));
     cluster.redis.stop();
 
-    let first = delete_call("/tmp/c.txt");
+    let first = delete_call("c.txt");
     let (r1, _) = post(&front, &first).await;
     assert_eq!(rpc::result_type(&r1), "input_required", "{r1}");
     let again = retry(&first, "second", Some(yes()), Some(rpc::state(&r1)));
@@ -319,7 +318,7 @@ async fn without_redis_single_use_fails_closed_and_recovers() {
     cluster.redis.restart();
     let mut done = None;
     for attempt in 0..100 {
-        let first = delete_call("/tmp/d.txt");
+        let first = delete_call("d.txt");
         let (r1, _) = post(&front, &first).await;
         let again = retry(
             &first,
@@ -335,7 +334,10 @@ async fn without_redis_single_use_fails_closed_and_recovers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let r2 = done.expect("confirm_delete works again once Redis is back");
-    assert_eq!(rpc::text(&r2), "Deleted /tmp/d.txt", "{r2}");
+    assert!(
+        rpc::text(&r2).starts_with("Nothing deleted: d.txt does not exist in "),
+        "{r2}"
+    );
     let (e, _) = post(&front, &echo).await;
     assert_eq!(rpc::text(&e), "still here");
 }

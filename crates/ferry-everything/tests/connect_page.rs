@@ -6,39 +6,29 @@
 //! Without them the test is skipped, except in CI (`FERRY_CI` set), where it fails.
 
 use std::net::SocketAddr;
-use std::sync::Arc;
 
-use ferry_everything::app::{PageState, StaticTokens, router};
+use ferry_everything::app::{StaticTokens, app};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
 use ferry_testkit::browser::Browser;
+use ferry_testkit::serve::Background;
 use serde_json::{Value, json};
 
 const ALICE: &str = "alice-token-3f9a";
 const BOB: &str = "bob-token-77c1";
 
 async fn start_server() -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    let everything = build(Options {
-        public_url: format!("http://{addr}"),
-        ..Options::default()
+    Background::start("/mcp", |addr| {
+        let everything = build(Options {
+            public_url: format!("http://{addr}"),
+            ..Options::default()
+        })
+        .expect("server builds");
+        let tokens = StaticTokens::new().with("alice", ALICE).with("bob", BOB);
+        app(everything, HttpConfig::default(), tokens, true).expect("the application builds")
     })
-    .expect("server builds");
-    let tokens = StaticTokens::new().with("alice", ALICE).with("bob", BOB);
-    let state = Arc::new(PageState {
-        connections: everything.connections.clone(),
-        links: everything.links.clone(),
-        tokens,
-    });
-    let app = router(everything.server, HttpConfig::default(), state, true)
-        .expect("the application builds");
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app.into_make_service()).await;
-    });
-    addr
+    .await
+    .detach()
 }
 
 /// One `tools/call connect_account` round as `token`, returning the result.

@@ -98,7 +98,7 @@ async fn forged_states_are_refused_alike_and_the_real_one_still_works() {
     let alice = run.client.with_token(ALICE);
     let bob = run.client.with_token(BOB);
     let anonymous = run.client.clone();
-    let (req, state) = state_for(&alice, DELETE, "/tmp/x").await;
+    let (req, state) = state_for(&alice, DELETE, "notes.txt").await;
     let attempt =
         |n: usize, s: &str| retry(&req, format!("forged-{n}"), Some(confirm_yes()), Some(s));
 
@@ -145,7 +145,8 @@ async fn forged_states_are_refused_alike_and_the_real_one_still_works() {
     other_tool["params"]["arguments"] = json!({});
     cases.push(("another tool".into(), alice.clone(), other_tool));
     let foreign = everything(with_keys(KeyRing::new(key("kz", 2)))).await;
-    let (_, foreign_state) = state_for(&foreign.client.with_token(ALICE), DELETE, "/tmp/x").await;
+    let (_, foreign_state) =
+        state_for(&foreign.client.with_token(ALICE), DELETE, "notes.txt").await;
     foreign.stop().await;
     cases.push((
         "sealed under a key not in the ring".into(),
@@ -173,7 +174,10 @@ async fn forged_states_are_refused_alike_and_the_real_one_still_works() {
         .await
         .json()
         .await;
-    assert_eq!(rpc::text(&done), "Deleted /tmp/x");
+    assert!(
+        rpc::text(&done).starts_with("Deleted notes.txt ("),
+        "{done}"
+    );
     let replay = retry(&req, "replay", Some(confirm_yes()), Some(&state));
     assert_eq!(
         refused(&alice, &replay).await,

@@ -9,33 +9,16 @@
 //! Skipped when `rotel-agent` cannot be found, except under `FERRY_CI`.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, FnHandler};
 use ferry_otel::{ExportConfig, Protocol, Telemetry};
+use ferry_testkit::otlp::{Receiver, Span, parse};
 use ferry_testkit::services::{free_port, wait_for_port};
 use serde_json::json;
 use tracing::Instrument as _;
-
-/// The collector's binary: `FERRY_ROTEL_AGENT`, or beside the installed `rotel` package.
-fn rotel_agent() -> Option<PathBuf> {
-    if let Some(p) = std::env::var_os("FERRY_ROTEL_AGENT") {
-        return Some(PathBuf::from(p));
-    }
-    let out = Command::new("python3")
-        .args([
-            "-c",
-            "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))",
-        ])
-        .stderr(Stdio::null())
-        .output()
-        .ok()?;
-    let path = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
-    (out.status.success() && path.is_file()).then_some(path)
-}
 
 /// A child process killed when dropped.
 struct Running(Child);
@@ -45,116 +28,6 @@ impl Drop for Running {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
-}
-
-/// One span as the receiver printed it.
-#[derive(Debug, Default, Clone)]
-struct Span {
-    service: String,
-    trace_id: String,
-    parent_id: String,
-    id: String,
-    name: String,
-    kind: String,
-    status: String,
-    attributes: BTreeMap<String, String>,
-    /// Span ids named in the span's links.
-    links: Vec<String>,
-}
-
-/// Parses the receiver's detailed debug output into spans and the names of the metrics
-/// each service sent.
-fn parse(text: &str) -> (Vec<Span>, BTreeSet<(String, String)>) {
-    let mut spans = Vec::new();
-    let mut metrics = BTreeSet::new();
-    let mut service = String::new();
-    let mut current: Option<Span> = None;
-    let mut section = "";
-    for raw in text.lines() {
-        let line = raw.trim();
-        if line.starts_with("ResourceSpans #") || line.starts_with("ResourceMetrics #") {
-            spans.extend(current.take());
-            section = "resource";
-            continue;
-        }
-        if let Some(v) = line.strip_prefix("-> service.name: Str(")
-            && section == "resource"
-        {
-            service = v.trim_end_matches(')').to_owned();
-            continue;
-        }
-        if let Some(v) = line.strip_prefix("-> Name: ") {
-            metrics.insert((service.clone(), v.to_owned()));
-            continue;
-        }
-        if line.starts_with("Span #") {
-            spans.extend(current.take());
-            current = Some(Span {
-                service: service.clone(),
-                ..Span::default()
-            });
-            section = "span";
-            continue;
-        }
-        let Some(span) = current.as_mut() else {
-            continue;
-        };
-        if !line.contains("->") && line.ends_with(':') && !line.contains(" : ") {
-            section = match line {
-                "Attributes:" => "attributes",
-                l if l.starts_with("Links") => "links",
-                l if l.starts_with("Events") => "events",
-                _ => section,
-            };
-            continue;
-        }
-        if line.starts_with("Links") || line.starts_with("SpanLink") || line.starts_with("Link #") {
-            section = "links";
-        }
-        let field = |name: &str| {
-            line.strip_prefix(name)
-                .and_then(|r| r.trim_start().strip_prefix(':'))
-                .map(|v| v.trim().to_owned())
-        };
-        match section {
-            "span" => {
-                if let Some(v) = field("Trace ID") {
-                    span.trace_id = v;
-                } else if let Some(v) = field("Parent ID") {
-                    span.parent_id = v;
-                } else if let Some(v) = field("ID") {
-                    span.id = v;
-                } else if let Some(v) = field("Name") {
-                    span.name = v;
-                } else if let Some(v) = field("Kind") {
-                    span.kind = v;
-                } else if let Some(v) = field("Status code") {
-                    span.status = v;
-                }
-            }
-            "attributes" => {
-                if let Some(rest) = line.strip_prefix("-> ")
-                    && let Some((k, v)) = rest.split_once(": ")
-                {
-                    let v = v
-                        .split_once('(')
-                        .map(|(_, v)| v.trim_end_matches(')'))
-                        .unwrap_or(v);
-                    span.attributes.insert(k.to_owned(), v.to_owned());
-                }
-            }
-            "links" => {
-                for word in line.split(|c: char| !c.is_ascii_hexdigit()) {
-                    if word.len() == 16 {
-                        span.links.push(word.to_owned());
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    spans.extend(current);
-    (spans, metrics)
 }
 
 fn confirming() -> FnHandler {
@@ -169,48 +42,16 @@ fn confirming() -> FnHandler {
     })
 }
 
-fn read(path: &Path) -> String {
-    std::fs::read_to_string(path).unwrap_or_default()
-}
-
 const SERVER: &str = "ferry-everything-under-test";
 const CLIENT: &str = "ferry-otel-test-client";
 const NAME: &str = "tools/call confirm_delete";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_two_round_call_arrives_as_one_linked_trace() {
-    let Some(agent) = rotel_agent() else {
-        if std::env::var_os("FERRY_CI").is_some() {
-            panic!("rotel-agent is required here (python3 -m pip install rotel)");
-        }
-        eprintln!("skipped: rotel-agent is not installed (python3 -m pip install rotel)");
+    let Some(receiver) = Receiver::start() else {
         return;
     };
-    let dir = tempfile::tempdir().expect("temporary directory");
-    let received = dir.path().join("received.txt");
-    let (otlp_port, grpc_port) = (free_port(), free_port());
-    let _rotel = Running(
-        Command::new(&agent)
-            .arg("start")
-            .args(["--otlp-http-endpoint", &format!("127.0.0.1:{otlp_port}")])
-            .args(["--otlp-grpc-endpoint", &format!("127.0.0.1:{grpc_port}")])
-            .args(["--exporter", "blackhole"])
-            .args(["--debug-log", "traces", "--debug-log", "metrics"])
-            .args(["--debug-log-verbosity", "detailed"])
-            .arg("--pid-file")
-            .arg(dir.path().join("rotel.pid"))
-            .arg("--log-file")
-            .arg(dir.path().join("rotel.log"))
-            .stdout(std::fs::File::create(&received).expect("output file"))
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start rotel-agent"),
-    );
-    assert!(
-        wait_for_port(otlp_port, Duration::from_secs(15)),
-        "the receiver did not listen on {otlp_port}"
-    );
-    let endpoint = format!("http://127.0.0.1:{otlp_port}");
+    let endpoint = receiver.endpoint.clone();
 
     let port = free_port();
     let mut server = Running(
@@ -248,7 +89,7 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
         .expect("connects");
     let root = tracing::info_span!("test.confirm_delete");
     let result = client
-        .call_tool("confirm_delete", json!({"path": "/tmp/old-notes.txt"}))
+        .call_tool("confirm_delete", json!({"path": "old-notes.txt"}))
         .instrument(root.clone())
         .await
         .expect("the call completes");
@@ -285,7 +126,7 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
     // Everything expected, or the deadline.
     let deadline = Instant::now() + Duration::from_secs(10);
     let (spans, metrics) = loop {
-        let (spans, metrics) = parse(&read(&received));
+        let (spans, metrics) = parse(&receiver.text());
         let servers = spans
             .iter()
             .filter(|s| s.service == SERVER && s.trace_id == trace_id && s.name == NAME)
@@ -298,7 +139,7 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     };
-    let dump = || read(&received);
+    let dump = || receiver.text();
 
     let in_trace: Vec<&Span> = spans.iter().filter(|s| s.trace_id == trace_id).collect();
     let client_spans: Vec<&Span> = in_trace

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
 use ferry_protocol::ErrorCode;
+use ferry_server::transport::RequestEnv;
 use ferry_server::{Outbound, Outcome, PendingCall, Server, Session};
 use http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use http::{HeaderMap, HeaderValue, Response, StatusCode};
@@ -287,6 +288,78 @@ pub(crate) fn delete(streams: &Streams, server: &Server, headers: &HeaderMap) ->
         *r.status_mut() = StatusCode::NOT_FOUND;
     }
     r
+}
+
+/// A `GET` or `DELETE` of a session on a server that shares sessions through a store.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SessionOp {
+    Get,
+    Delete,
+}
+
+/// `GET` or `DELETE` with a session store: the session is adopted from the store (`GET`:
+/// the stream then lives on this instance), or ended here and in the store (`DELETE`).
+/// When the store cannot be reached, a session this instance does not hold gets 503.
+pub(crate) async fn with_store(
+    svc: crate::McpService,
+    op: SessionOp,
+    headers: HeaderMap,
+) -> Response<McpBody> {
+    let server = svc.server();
+    let Some(id) = headers
+        .get(ferry_protocol::headers::SESSION_ID)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+    else {
+        return method_not_allowed();
+    };
+    match op {
+        SessionOp::Get => {
+            let mut env = RequestEnv::http(headers);
+            server.prepare_session(&mut env).await;
+            if env.session_store_unavailable() && server.session(&id).is_none() {
+                return store_unavailable();
+            }
+            let headers = env.headers().cloned().unwrap_or_default();
+            get(
+                svc.streams(),
+                server,
+                &headers,
+                svc.config().sse_keep_alive(),
+            )
+        }
+        SessionOp::Delete => {
+            let mut r = Response::new(McpBody::empty());
+            match server.delete_session(&id).await {
+                Ok(true) => {
+                    svc.streams().forget(&id);
+                    *r.status_mut() = StatusCode::NO_CONTENT;
+                    r
+                }
+                Ok(false) => {
+                    *r.status_mut() = StatusCode::NOT_FOUND;
+                    r
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "DELETE: the session store could not be reached");
+                    svc.streams().forget(&id);
+                    error_response(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        ErrorCode::INTERNAL_ERROR,
+                        "Service unavailable: the session store cannot be reached, so the session could not be ended on every instance; retry later",
+                    )
+                }
+            }
+        }
+    }
+}
+
+fn store_unavailable() -> Response<McpBody> {
+    error_response(
+        StatusCode::SERVICE_UNAVAILABLE,
+        ErrorCode::INTERNAL_ERROR,
+        "Service unavailable: the session store cannot be reached, so this session could not be looked up; retry later",
+    )
 }
 
 fn session_from(server: &Server, headers: &HeaderMap) -> Option<Arc<Session>> {

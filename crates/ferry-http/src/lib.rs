@@ -77,6 +77,9 @@
 
 mod body;
 mod config;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod h1;
 mod legacy;
 mod request_body;

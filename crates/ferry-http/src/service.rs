@@ -58,6 +58,10 @@ impl McpService {
         &self.config
     }
 
+    pub(crate) fn streams(&self) -> &Arc<Streams> {
+        &self.streams
+    }
+
     /// Handles one HTTP request.
     pub async fn call_http<B>(&self, req: Request<B>) -> Response<McpBody>
     where
@@ -108,6 +112,8 @@ struct Admitted<B> {
     headers: http::HeaderMap,
     principal: Option<Principal>,
     body: B,
+    /// A `GET` or `DELETE` of a 2025-11-25 session that needs the session store.
+    session_op: Option<legacy::SessionOp>,
 }
 
 /// Handles one request.
@@ -127,13 +133,23 @@ where
             headers,
             principal,
             body,
+            session_op,
         } = match admitted {
             Ok(a) => a,
             Err(response) => return response,
         };
+        if let Some(op) = session_op {
+            return Box::pin(legacy::with_store(svc, op, headers)).await;
+        }
         let next = match read_body(body, &svc.config).await {
             Ok(bytes) => {
-                let env = RequestEnv::http(headers).with_principal(principal);
+                let mut env = RequestEnv::http(headers).with_principal(principal);
+                if svc.server.has_session_store()
+                    && env.headers().is_some_and(|h| h.contains_key(&SESSION_ID))
+                {
+                    // Adopt a session another instance opened (or refuse one ended there).
+                    Box::pin(svc.server.prepare_session(&mut env)).await;
+                }
                 respond(&svc, svc.server.handle(&bytes, env))
             }
             Err(response) => return response,
@@ -180,6 +196,22 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
     }
     // GET and DELETE exist only for 2025-11-25 sessions; everything else is POST.
     let with_session = server.serves_legacy() && req.headers().contains_key(&SESSION_ID);
+    if with_session && server.has_session_store() {
+        let op = match *req.method() {
+            Method::GET => Some(legacy::SessionOp::Get),
+            Method::DELETE => Some(legacy::SessionOp::Delete),
+            _ => None,
+        };
+        if op.is_some() {
+            let (parts, body) = req.into_parts();
+            return Ok(Admitted {
+                headers: parts.headers,
+                principal: None,
+                body,
+                session_op: op,
+            });
+        }
+    }
     if with_session && req.method() == Method::GET {
         return Err(legacy::get(
             streams,
@@ -220,6 +252,7 @@ fn admit<B>(svc: &McpService, req: Request<B>) -> Result<Admitted<B>, Response<M
         principal: parts.extensions.remove::<Principal>(),
         headers: parts.headers,
         body,
+        session_op: None,
     })
 }
 
@@ -322,6 +355,15 @@ fn respond(
                     .insert(ferry_protocol::headers::SESSION_ID, v);
             }
             svc.server.watch_session(&session);
+            if svc.server.has_session_store() {
+                // Shared before the client learns its id, so its next request may land
+                // on any instance.
+                let server = svc.server.clone();
+                return streamed(Box::pin(async move {
+                    server.share_session(&session).await;
+                    r
+                }));
+            }
             ready(r)
         }
         Handled::Pending(call) => match call.session().cloned() {

@@ -15,6 +15,7 @@
 //! | `OTEL_SERVICE_NAME` | the `service.name` resource attribute (default: the name given to [`Telemetry::new`]) |
 //! | `OTEL_SDK_DISABLED=true` | export off whatever else is set |
 //! | `RUST_LOG` | log filter, `target=level` directives (default `info`) |
+//! | `NO_COLOR` | set and not empty: logs without colours (they have none anyway unless stderr is a terminal) |
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), ferry_otel::Error> {
@@ -134,7 +135,9 @@ impl Telemetry {
             None => ExportConfig::from_env()?,
         };
         let log_filter = log_filter(self.log_filter)?;
-        let fmt = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+        let fmt = tracing_subscriber::fmt::layer()
+            .with_writer(std::io::stderr)
+            .with_ansi(stderr_colors(std::env::var_os("NO_COLOR").as_deref()));
         let fmt = if self.json_logs {
             fmt.json().boxed()
         } else {
@@ -155,6 +158,12 @@ impl Telemetry {
             layers.push(
                 tracing_opentelemetry::layer()
                     .with_tracer(tracer)
+                    // Source locations, thread names and busy/idle times would add seven
+                    // attributes to every span (and two clock reads to every poll) that
+                    // the MCP conventions do not ask for.
+                    .with_location(false)
+                    .with_threads(false)
+                    .with_tracked_inactivity(false)
                     .with_filter(otel_filter())
                     .boxed(),
             );
@@ -254,6 +263,13 @@ impl Drop for TelemetryGuard {
             let _ = p.shutdown();
         }
     }
+}
+
+/// Whether text logs get ANSI colours: only when stderr is a terminal and `NO_COLOR` is
+/// unset or empty (no-color.org), so a log written to a file or a pipe stays plain.
+fn stderr_colors(no_color: Option<&std::ffi::OsStr>) -> bool {
+    use std::io::IsTerminal as _;
+    no_color.is_none_or(|v| v.is_empty()) && std::io::stderr().is_terminal()
 }
 
 /// The log filter: `RUST_LOG` (or the given directives), default `info`. Request spans

@@ -56,9 +56,20 @@ pub struct ErrorObject {
     pub code: ErrorCode,
     /// One concise sentence.
     pub message: String,
-    /// Extra machine-readable detail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Extra machine-readable detail. An explicit `"data": null` is kept as
+    /// `Some(Value::Null)`, so an error reads back as it was sent.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
     pub data: Option<Value>,
+}
+
+/// A member that is present, whatever its value (`null` included); `default` covers the
+/// absent one.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
 }
 
 impl ErrorObject {
@@ -125,5 +136,24 @@ impl ErrorObject {
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the round-trip property test: `"data": null` used to read back as no data.
+    #[test]
+    fn an_explicit_null_data_reads_back_as_sent() {
+        let e: ErrorObject =
+            serde_json::from_str(r#"{"code":1,"message":"m","data":null}"#).unwrap();
+        assert_eq!(e.data, Some(Value::Null));
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"code":1,"message":"m","data":null}"#
+        );
+        let e: ErrorObject = serde_json::from_str(r#"{"code":1,"message":"m"}"#).unwrap();
+        assert_eq!(e.data, None);
     }
 }

@@ -377,6 +377,11 @@ pub struct Envelope<'a> {
     error: Option<&'a RawValue>,
 }
 
+/// Says where a body stops being UTF-8.
+pub(crate) fn not_utf8(e: std::str::Utf8Error) -> String {
+    format!("the body is not UTF-8 (from byte {})", e.valid_up_to())
+}
+
 /// Keeps an explicit `null` as `Some(null)` so `"id": null` is told apart from no id.
 fn present<'de: 'a, 'a, D: Deserializer<'de>>(d: D) -> Result<Option<&'a RawValue>, D::Error> {
     <&'a RawValue>::deserialize(d).map(Some)
@@ -422,9 +427,16 @@ pub struct InvalidMessage {
 }
 
 impl<'a> Envelope<'a> {
-    /// Parses the envelope of one message. A syntax error is a `-32700` parse error.
+    /// Parses the envelope of one message. A syntax error, or a body that is not UTF-8
+    /// (even in a member the envelope skips), is a `-32700` parse error.
     pub fn parse(bytes: &'a [u8]) -> Result<Envelope<'a>, ErrorObject> {
-        serde_json::from_slice(bytes).map_err(|e| {
+        let text = std::str::from_utf8(bytes).map_err(|e| {
+            ErrorObject::new(
+                ErrorCode::PARSE_ERROR,
+                format!("Parse error: {}", not_utf8(e)),
+            )
+        })?;
+        serde_json::from_str(text).map_err(|e| {
             if e.is_data() {
                 ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,

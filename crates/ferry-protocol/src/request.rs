@@ -462,14 +462,29 @@ impl Refused {
 }
 
 /// Decodes one message (see the [module](self) docs).
+///
+/// A body that is not UTF-8 is a parse error (RFC 8259 §8.1), wherever the bad bytes are:
+/// the one pass skips the members it ignores without reading their strings, so the whole
+/// body is checked first.
 pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
-    let mut de = serde_json::Deserializer::from_slice(bytes);
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        Refused::new(
+            None,
+            Problem::Parse,
+            ErrorCode::PARSE_ERROR,
+            format!("Parse error: {}", crate::jsonrpc::not_utf8(e)),
+        )
+    })?;
+    let mut de = serde_json::Deserializer::from_str(text);
     let first = de.deserialize_map(EnvelopeVisitor);
     let raw = match first.and_then(|raw| de.end().map(|()| raw)) {
         Ok(raw) => raw,
         // A body that is JSON but not a message we can read in one pass: read it again
         // leniently, so the answer is precise and carries the id.
         Err(e) if e.is_data() => return decode_slowly(bytes),
+        // serde_json files a number too large for its type (`1e999`) under syntax, but the
+        // text is JSON: the careful path reads the envelope without converting its numbers.
+        Err(e) if e.is_syntax() && is_number_out_of_range(&e) => return decode_slowly(bytes),
         Err(e) if e.is_eof() || e.is_syntax() => {
             return Err(Refused::new(
                 None,
@@ -481,6 +496,12 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
         Err(e) => return Err(Refused::invalid(None, &e.to_string())),
     };
     raw.classify()
+}
+
+/// Whether serde_json refused a well-formed number only because it does not fit its type.
+/// serde_json does not expose its error codes, so this reads the message, on the error path only.
+fn is_number_out_of_range(e: &serde_json::Error) -> bool {
+    e.to_string().starts_with("number out of range")
 }
 
 /// The careful path: the envelope with raw members, then the params on their own.
@@ -684,6 +705,52 @@ mod tests {
         match decode(body.as_bytes()).unwrap() {
             Incoming::Request(r) => r,
             other => panic!("not a request: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_body_that_is_not_utf8_is_a_parse_error_wherever_the_bytes_are() {
+        // In a member the one pass skips, in params it skips, and in a string it reads:
+        // refused alike, whatever the order of the members.
+        for body in [
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"x\":\"\xff\"}"[..],
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/y\",\"params\":{\"a\":\"\xc3\"}}",
+            b"{\"params\":{\"a\":\"\xc3\"},\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x/y\"}",
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"\xe2\x82\"}}",
+        ] {
+            let refused = decode(body).unwrap_err();
+            assert_eq!(refused.problem, Problem::Parse, "{body:?}");
+            assert_eq!(refused.error.code, ErrorCode::PARSE_ERROR);
+            assert!(refused.error.message.contains("UTF-8"), "{}", refused.error.message);
+            let envelope = crate::jsonrpc::Envelope::parse(body).unwrap_err();
+            assert_eq!(envelope.code, ErrorCode::PARSE_ERROR);
+        }
+    }
+
+    #[test]
+    fn a_number_too_large_for_its_type_is_json_not_a_parse_error() {
+        // `22e22222` is a well-formed JSON number no f64 holds: where the envelope reads it
+        // (params that are not an object) the answer is the envelope's, as on the careful path.
+        let body =
+            br#"{"jsonrpc":"2.0","id":"a","method":"completion/complete","params":22e22222}"#;
+        let refused = decode(body).unwrap_err();
+        assert_ne!(refused.problem, Problem::Parse, "{}", refused.error.message);
+        let careful = crate::jsonrpc::Envelope::parse(body).map(|e| e.classify());
+        assert!(careful.is_ok(), "{careful:?}");
+        // Inside object params the number is the params' problem, and the id is kept.
+        let body = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{"n":1e999}}}"#;
+        match decode(body) {
+            Ok(Incoming::Request(r)) => assert_eq!(r.id, RequestId::Number(7)),
+            Err(refused) => {
+                assert_eq!(
+                    refused.problem,
+                    Problem::InvalidParams,
+                    "{}",
+                    refused.error.message
+                );
+                assert_eq!(refused.id, Some(RequestId::Number(7)));
+            }
+            Ok(other) => panic!("{other:?}"),
         }
     }
 

@@ -11,6 +11,9 @@
 //!   one instance reaches the `subscriptions/listen` streams of all;
 //! - [`RedisTaskStore`] and [`RedisTaskBus`]: the [`TaskStore`](ferry_server::TaskStore) and
 //!   [`TaskBus`](ferry_server::TaskBus) of the Tasks extension;
+//! - [`RedisSessionStore`]: the [`SessionStore`](ferry_server::SessionStore) of
+//!   2025-11-25 sessions, so a session opened on one instance is served by every other
+//!   (`<prefix>session:<hash of the id>`, expiring with the session);
 //! - [`Redis::is_ready`] and [`Redis::readiness_probe`], for a readiness endpoint.
 //!
 //! Every operation has a time limit ([`RedisConfig::op_timeout`]). When Redis cannot be
@@ -30,6 +33,7 @@
 //!     .change_bus(Arc::new(redis.change_bus().await))
 //!     .task_store(Arc::new(redis.task_store()))
 //!     .task_bus(Arc::new(redis.task_bus()))
+//!     .session_store(Arc::new(redis.session_store()))
 //!     .build()?;
 //! # let _ = server;
 //! # Ok(())
@@ -40,6 +44,7 @@
 mod change_bus;
 mod config;
 mod ledger;
+mod session_store;
 mod subscriber;
 mod task_bus;
 mod task_store;
@@ -55,6 +60,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 pub use change_bus::RedisChangeBus;
 pub use config::{DEFAULT_BUFFER, DEFAULT_OP_TIMEOUT, DEFAULT_PREFIX, RedisConfig};
 pub use ledger::RedisLedger;
+pub use session_store::RedisSessionStore;
 pub use task_bus::RedisTaskBus;
 pub use task_store::RedisTaskStore;
 
@@ -165,6 +171,12 @@ impl Redis {
     /// A task store in this Redis.
     pub fn task_store(&self) -> RedisTaskStore {
         RedisTaskStore::new(self.clone())
+    }
+
+    /// A store of 2025-11-25 sessions in this Redis, so any instance serves a session
+    /// another opened.
+    pub fn session_store(&self) -> RedisSessionStore {
+        RedisSessionStore::new(self.clone())
     }
 
     /// A task bus over this Redis's pub/sub (one channel per task).

@@ -71,6 +71,9 @@ pub struct RequestEnv {
     /// The 2025-11-25 session of this connection (stdio and other connection-oriented
     /// transports), once `initialize` succeeded.
     pub session: Option<Arc<Session>>,
+    /// The session store could not be asked about the session this request names (set
+    /// by [`Server::prepare_session`]).
+    pub(crate) session_store_unavailable: bool,
 }
 
 impl RequestEnv {
@@ -80,6 +83,7 @@ impl RequestEnv {
             principal: None,
             transport: Transport::Stdio,
             session: None,
+            session_store_unavailable: false,
         }
     }
 
@@ -89,6 +93,7 @@ impl RequestEnv {
             principal: None,
             transport: Transport::Http(headers),
             session: None,
+            session_store_unavailable: false,
         }
     }
 
@@ -98,6 +103,7 @@ impl RequestEnv {
             principal: None,
             transport: Transport::Other,
             session: None,
+            session_store_unavailable: false,
         }
     }
 
@@ -127,6 +133,12 @@ impl RequestEnv {
             Transport::Http(h) => Some(h),
             _ => None,
         }
+    }
+
+    /// Whether [`Server::prepare_session`] could not reach the session store to look up
+    /// the session this request names.
+    pub fn session_store_unavailable(&self) -> bool {
+        self.session_store_unavailable
     }
 
     pub(crate) fn is_http(&self) -> bool {
@@ -508,6 +520,7 @@ impl Server {
                 deprecation::warn_once(Feature::Logging);
                 if let Some(s) = &session {
                     s.set_log_level(level);
+                    self.session_changed(s);
                 }
                 empty()
             }
@@ -523,6 +536,7 @@ impl Server {
                     } else {
                         s.unsubscribe(&uri);
                     }
+                    self.session_changed(s);
                 }
                 empty()
             }
@@ -560,6 +574,7 @@ impl Server {
             ferry_protocol::legacy::INITIALIZED => {
                 if let Some(s) = session {
                     s.mark_initialized();
+                    self.session_changed(&s);
                 }
                 Handled::Accepted
             }

@@ -108,11 +108,7 @@ impl Server {
         {
             return None;
         }
-        Some(Handled::Reply(Reply::refused(
-            None,
-            &ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
-            Refusal::SessionNotFound,
-        )))
+        Some(Handled::Reply(Reply::failure(None, &session_missing(env))))
     }
 
     /// The session a 2025-11-25 request belongs to, checking its version header.
@@ -120,10 +116,7 @@ impl Server {
         let Some(session) = self.session_of(env) else {
             if let Some(h) = env.headers() {
                 if h.contains_key(ferry_protocol::headers::SESSION_ID) {
-                    return Err(Failure::refused(
-                        Refusal::SessionNotFound,
-                        ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
-                    ));
+                    return Err(session_missing(env));
                 }
                 return Err(Failure::refused(
                     Refusal::NoSession,
@@ -224,6 +217,9 @@ impl Server {
             client_info,
             env.principal.clone(),
         ));
+        if is_http {
+            session.set_shareable();
+        }
         if is_http && !self.inner.sessions.insert(session.clone()) {
             return Err(Failure::refused(
                 Refusal::TooManySessions,
@@ -242,4 +238,22 @@ impl Server {
             session,
         })
     }
+}
+
+/// Why a request naming a session this instance does not hold is refused: the session
+/// does not exist (404 on HTTP), or the session store could not say (503 on HTTP: the
+/// session may well exist, and a retry may find it).
+fn session_missing(env: &RequestEnv) -> Box<Failure> {
+    if env.session_store_unavailable {
+        return Failure::refused(
+            Refusal::Unavailable,
+            ErrorObject::internal(
+                "Service unavailable: the session store cannot be reached, so this session could not be looked up; retry later",
+            ),
+        );
+    }
+    Failure::refused(
+        Refusal::SessionNotFound,
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, "Session not found"),
+    )
 }

@@ -62,6 +62,8 @@ mod sampling;
 mod schema;
 mod server;
 mod session;
+mod session_share;
+mod session_store;
 pub mod tasks;
 pub mod telemetry;
 mod tool;
@@ -99,6 +101,10 @@ pub use schema::DEFAULT_DIALECT;
 pub use server::{BuildError, Server, ServerBuilder};
 #[doc(hidden)]
 pub use session::{LEGACY_VERSIONS, Session};
+pub use session_store::{
+    DEFAULT_SESSION_REFRESH, MAX_SESSION_RECORD_BYTES, MemorySessionStore, SessionKey,
+    SessionStore, SessionStoreError,
+};
 pub use tasks::{
     MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskMode, TaskOptions,
     TaskRecord, TaskSignal, TaskSignals, TaskStore, TaskStoreError,

@@ -24,6 +24,7 @@ use crate::hub::{Event, Hub};
 use crate::prompt::{PromptBuilder, PromptEntry};
 use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
 use crate::session::Sessions;
+use crate::session_store::SessionStore;
 use crate::tasks::{MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskStore, Tasks};
 use crate::tool::{DefinitionError, ToolBuilder, ToolEntry};
 use ferry_protocol::tasks::EXTENSION as TASKS_EXTENSION;
@@ -63,6 +64,8 @@ pub(crate) struct ServerInner {
     pub(crate) legacy: bool,
     pub(crate) legacy_capabilities: ServerCapabilities,
     pub(crate) sessions: Sessions,
+    /// Where sessions are shared with other instances, when they are.
+    pub(crate) shared_sessions: Option<crate::session_share::SharedSessions>,
     pub(crate) ask_timeout: Duration,
     pub(crate) states: StateMap,
     #[cfg(feature = "llm")]
@@ -101,6 +104,8 @@ pub struct ServerBuilder {
     legacy: bool,
     max_sessions: usize,
     session_idle: Duration,
+    session_store: Option<Arc<dyn SessionStore>>,
+    session_refresh: Duration,
     ask_timeout: Duration,
     states: StateMap,
     #[cfg(feature = "llm")]
@@ -141,6 +146,8 @@ impl Server {
             legacy: true,
             max_sessions: 10_000,
             session_idle: Duration::from_secs(30 * 60),
+            session_store: None,
+            session_refresh: crate::session_store::DEFAULT_SESSION_REFRESH,
             ask_timeout: Duration::from_secs(10 * 60),
             states: StateMap::default(),
             #[cfg(feature = "llm")]
@@ -553,6 +560,27 @@ impl ServerBuilder {
         self
     }
 
+    /// Shares the 2025-11-25 HTTP sessions with the other instances of this server
+    /// through `store` (default: none; a session lives on the instance that answered its
+    /// `initialize`, and a local lookup is all a request costs). With a store, any
+    /// instance serves a session's request/response calls; its `GET` stream and the
+    /// server's requests to the client stay on one instance (see [`SessionStore`]).
+    /// Entries expire after [`ServerBuilder::session_idle_timeout`] without use.
+    pub fn session_store(mut self, store: Arc<dyn SessionStore>) -> Self {
+        self.session_store = Some(store);
+        self
+    }
+
+    /// How often, at most, an instance checks a session it holds against the
+    /// [`SessionStore`] (default 1 second): once per interval per session, a request
+    /// waits for one store round trip, which extends the session's expiry there and
+    /// tells whether it was ended on another instance. Shorter refuses an ended session
+    /// sooner; longer costs the store less.
+    pub fn session_refresh_interval(mut self, every: Duration) -> Self {
+        self.session_refresh = every;
+        self
+    }
+
     /// How long a handler waits for a 2025-11-25 client to answer a request (elicitation,
     /// sampling, roots) before the ask fails (default 10 minutes).
     pub fn ask_timeout(mut self, timeout: Duration) -> Self {
@@ -804,6 +832,12 @@ impl ServerBuilder {
                 legacy: self.legacy,
                 legacy_capabilities,
                 sessions: Sessions::new(self.max_sessions, self.session_idle),
+                shared_sessions: self.session_store.map(|store| {
+                    crate::session_share::SharedSessions {
+                        store,
+                        refresh: self.session_refresh,
+                    }
+                }),
                 ask_timeout: self.ask_timeout,
                 states: self.states,
                 #[cfg(feature = "llm")]

@@ -14,6 +14,7 @@ use ferry_protocol::logging::LoggingLevel;
 use ferry_protocol::version::ProtocolVersion;
 use ferry_protocol::{ClientCapabilities, ErrorObject};
 use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
@@ -47,6 +48,49 @@ pub struct Session {
     backlog: Mutex<VecDeque<Bytes>>,
     last_seen: Mutex<Instant>,
     closed: CancellationToken,
+    shared: Shared,
+}
+
+/// How a session stands with the server's [`SessionStore`](crate::SessionStore), if any.
+struct Shared {
+    /// An HTTP session, which a store may share (a stdio one never is).
+    shareable: AtomicBool,
+    /// The store holds this session (its absence there then means it ended).
+    stored: AtomicBool,
+    /// When it was last checked against the store.
+    refreshed: Mutex<Instant>,
+    /// A write of its changed state is under way.
+    writing: AtomicBool,
+    /// Its state changed since the last write began.
+    dirty: AtomicBool,
+}
+
+/// The principal a stored session belongs to: its identity, not its scopes (every
+/// request brings its own).
+#[derive(Serialize, Deserialize)]
+struct StoredPrincipal {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    issuer: Option<String>,
+    subject: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_id: Option<String>,
+}
+
+/// A session as a [`SessionStore`](crate::SessionStore) keeps it (JSON).
+#[derive(Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Record {
+    protocol_version: String,
+    capabilities: ClientCapabilities,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client_info: Option<Implementation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    principal: Option<StoredPrincipal>,
+    initialized: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    log_level: Option<LoggingLevel>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    subscriptions: Vec<String>,
 }
 
 /// Messages kept for a standalone stream that is not open yet (bounded).
@@ -76,7 +120,132 @@ impl Session {
             backlog: Mutex::new(VecDeque::new()),
             last_seen: Mutex::new(Instant::now()),
             closed: CancellationToken::new(),
+            shared: Shared {
+                shareable: AtomicBool::new(false),
+                stored: AtomicBool::new(false),
+                refreshed: Mutex::new(Instant::now()),
+                writing: AtomicBool::new(false),
+                dirty: AtomicBool::new(false),
+            },
         }
+    }
+
+    /// What a store keeps of this session.
+    pub(crate) fn record(&self) -> Vec<u8> {
+        let record = Record {
+            protocol_version: self.version.as_str().to_owned(),
+            capabilities: self.capabilities.clone(),
+            client_info: self.client_info.clone(),
+            principal: self.principal.as_ref().map(|p| StoredPrincipal {
+                issuer: p.issuer().map(str::to_owned),
+                subject: p.subject().to_owned(),
+                client_id: p.client_id().map(str::to_owned),
+            }),
+            initialized: self.is_initialized(),
+            log_level: self.log_level(),
+            subscriptions: self.subscriptions.lock().iter().cloned().collect(),
+        };
+        serde_json::to_vec(&record).unwrap_or_default()
+    }
+
+    /// The session `id` as a store kept it; `None` if the record is unreadable.
+    pub(crate) fn from_record(id: &str, bytes: &[u8]) -> Option<Session> {
+        let record: Record = serde_json::from_slice(bytes).ok()?;
+        let version = ProtocolVersion::parse(&record.protocol_version)
+            .filter(|v| LEGACY_VERSIONS.contains(v))?;
+        let principal = record.principal.map(|p| {
+            let base = match p.issuer {
+                Some(issuer) => Principal::oauth(issuer, p.subject),
+                None => Principal::new(p.subject),
+            };
+            match p.client_id {
+                Some(c) => base.with_client_id(c),
+                None => base,
+            }
+        });
+        let session = Session::new(
+            id.to_owned(),
+            version,
+            record.capabilities,
+            record.client_info,
+            principal,
+        );
+        session.apply(record.initialized, record.log_level, record.subscriptions);
+        session.shared.stored.store(true, Ordering::Relaxed);
+        session.shared.shareable.store(true, Ordering::Relaxed);
+        Some(session)
+    }
+
+    /// Takes the changeable state of a stored record, unless this instance changed it
+    /// since and has not written it yet. Returns whether the record was readable.
+    pub(crate) fn refresh_from(&self, bytes: &[u8]) -> bool {
+        let Ok(record) = serde_json::from_slice::<Record>(bytes) else {
+            return false;
+        };
+        if !self.shared.dirty.load(Ordering::Acquire)
+            && !self.shared.writing.load(Ordering::Acquire)
+        {
+            self.apply(record.initialized, record.log_level, record.subscriptions);
+        }
+        true
+    }
+
+    fn apply(&self, initialized: bool, level: Option<LoggingLevel>, subscriptions: Vec<String>) {
+        if initialized {
+            self.mark_initialized();
+        }
+        *self.log_level.lock() = level;
+        let mut s = self.subscriptions.lock();
+        s.clear();
+        s.extend(subscriptions.into_iter().take(10_000));
+    }
+
+    /// Whether a store may share this session (an HTTP one).
+    pub(crate) fn is_shareable(&self) -> bool {
+        self.shared.shareable.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_shareable(&self) {
+        self.shared.shareable.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the store holds this session.
+    pub(crate) fn is_stored(&self) -> bool {
+        self.shared.stored.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn set_stored(&self) {
+        self.shared.stored.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether it is time to check this session against the store (at most once per
+    /// `every`); claims the check when it is.
+    pub(crate) fn claim_refresh(&self, every: Duration) -> bool {
+        let mut last = self.shared.refreshed.lock();
+        if last.elapsed() < every {
+            return false;
+        }
+        *last = Instant::now();
+        true
+    }
+
+    /// Marks the session's changeable state as changed; `true` when the caller must start
+    /// writing it (no write is under way).
+    pub(crate) fn mark_dirty(&self) -> bool {
+        self.shared.dirty.store(true, Ordering::Release);
+        !self.shared.writing.swap(true, Ordering::AcqRel)
+    }
+
+    /// Starts one write of the changed state: clears the change mark.
+    pub(crate) fn begin_write(&self) {
+        self.shared.dirty.store(false, Ordering::Release);
+    }
+
+    /// Ends a write; `true` when the state changed meanwhile and the writer goes on.
+    pub(crate) fn end_write(&self) -> bool {
+        self.shared.writing.store(false, Ordering::Release);
+        self.shared.dirty.load(Ordering::Acquire)
+            && !self.shared.writing.swap(true, Ordering::AcqRel)
     }
 
     /// The session id (`Mcp-Session-Id` on HTTP).
@@ -289,21 +458,46 @@ impl Sessions {
     /// Adds a session, first dropping expired ones. `false` when the cap is reached.
     pub(crate) fn insert(&self, session: Arc<Session>) -> bool {
         let mut map = self.map.lock();
-        if map.len() >= self.max {
-            let idle = self.idle;
-            map.retain(|_, s| {
-                let keep = !s.is_closed() && s.idle_for() <= idle;
-                if !keep {
-                    s.close();
-                }
-                keep
-            });
-            if map.len() >= self.max {
-                return false;
-            }
+        if !self.make_room(&mut map) {
+            return false;
         }
         map.insert(session.id.clone(), session);
         true
+    }
+
+    /// Adds a session read from the store, or returns the one another request added
+    /// first. `None` when the cap is reached.
+    pub(crate) fn adopt(&self, session: Arc<Session>) -> Option<Arc<Session>> {
+        let mut map = self.map.lock();
+        if let Some(existing) = map.get(&session.id)
+            && !existing.is_closed()
+            && existing.idle_for() <= self.idle
+        {
+            return Some(existing.clone());
+        }
+        if !self.make_room(&mut map) {
+            return None;
+        }
+        if let Some(old) = map.insert(session.id.clone(), session.clone()) {
+            old.close();
+        }
+        Some(session)
+    }
+
+    /// Whether there is room for one more session, after dropping expired ones.
+    fn make_room(&self, map: &mut HashMap<String, Arc<Session>>) -> bool {
+        if map.len() < self.max {
+            return true;
+        }
+        let idle = self.idle;
+        map.retain(|_, s| {
+            let keep = !s.is_closed() && s.idle_for() <= idle;
+            if !keep {
+                s.close();
+            }
+            keep
+        });
+        map.len() < self.max
     }
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {

@@ -35,6 +35,10 @@ pub const LISTEN_TARGET: &str = "ferry_server::listen";
 pub const TASK_TARGET: &str = "ferry_server::task";
 
 /// The span of one incoming request. Disabled (and free) unless a subscriber wants it.
+///
+/// Every attribute known when the request arrives is given at creation, so a subscriber
+/// sees one new span rather than a dozen updates; the values are computed only when the
+/// span is enabled.
 pub(crate) fn request_span(
     method: &str,
     target: &str,
@@ -45,90 +49,88 @@ pub(crate) fn request_span(
     let span = tracing::info_span!(
         target: REQUEST_TARGET,
         "mcp.server.request",
-        otel.name = Empty,
+        otel.name = %SpanName::of(method, target),
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
-        mcp.method.name = Empty,
-        mcp.protocol.version = Empty,
-        mcp.session.id = Empty,
-        mcp.resource.uri = Empty,
-        jsonrpc.request.id = Empty,
-        gen_ai.tool.name = Empty,
-        gen_ai.prompt.name = Empty,
-        gen_ai.operation.name = Empty,
+        mcp.method.name = method,
+        mcp.protocol.version = meta.and_then(|m| m.protocol_version.as_deref()),
+        mcp.session.id = session_id(env),
+        mcp.resource.uri = target_of(method, methods::RESOURCES_READ, target),
+        jsonrpc.request.id = %id,
+        gen_ai.tool.name = target_of(method, methods::TOOLS_CALL, target),
+        gen_ai.prompt.name = target_of(method, methods::PROMPTS_GET, target),
+        gen_ai.operation.name = target_of(method, methods::TOOLS_CALL, target).map(|_| "execute_tool"),
         error.type = Empty,
         rpc.response.status_code = Empty,
-        network.transport = Empty,
-        network.protocol.name = Empty,
+        network.transport = transport_of(env),
+        network.protocol.name = matches!(env.transport, Transport::Http(_)).then_some("http"),
         ferry.mcp.call.id = Empty,
         ferry.mcp.call.round = Empty,
         ferry.mcp.input_required = Empty,
     );
-    if span.is_disabled() {
-        return span;
+    if !span.is_disabled()
+        && let Some(cx) = meta.and_then(|m| trace::from_meta(&m.other))
+    {
+        trace::set_parent(&span, &cx);
     }
-    describe(&span, method, target, id, meta, env);
     span
 }
 
-fn describe(
-    span: &Span,
-    method: &str,
-    target: &str,
-    id: &RequestId,
-    meta: Option<&RequestMeta>,
-    env: &RequestEnv,
-) {
-    span.record("mcp.method.name", method);
-    span.record("jsonrpc.request.id", tracing::field::display(id));
-    // Tool and prompt names are low-cardinality targets; a resource URI is not
-    // (it goes in its own attribute, never in the name).
-    let named = matches!(method, methods::TOOLS_CALL | methods::PROMPTS_GET) && !target.is_empty();
-    if named {
-        span.record("otel.name", format!("{method} {target}"));
-    } else {
-        span.record("otel.name", method);
+/// The span name of the conventions: `{mcp.method.name} {target}` for a tool or prompt
+/// (low-cardinality targets), the method alone otherwise (a resource URI is not: it goes
+/// in its own attribute, never in the name).
+struct SpanName<'a> {
+    method: &'a str,
+    target: Option<&'a str>,
+}
+
+impl<'a> SpanName<'a> {
+    fn of(method: &'a str, target: &'a str) -> Self {
+        let named =
+            matches!(method, methods::TOOLS_CALL | methods::PROMPTS_GET) && !target.is_empty();
+        SpanName {
+            method,
+            target: named.then_some(target),
+        }
     }
-    match method {
-        methods::TOOLS_CALL if named => {
-            span.record("gen_ai.tool.name", target);
-            span.record("gen_ai.operation.name", "execute_tool");
+}
+
+impl std::fmt::Display for SpanName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.target {
+            Some(target) => write!(f, "{} {target}", self.method),
+            None => f.write_str(self.method),
         }
-        methods::PROMPTS_GET if named => {
-            span.record("gen_ai.prompt.name", target);
-        }
-        methods::RESOURCES_READ if !target.is_empty() => {
-            span.record("mcp.resource.uri", target);
-        }
-        _ => {}
+    }
+}
+
+/// The request's target (tool or prompt name, resource URI) when it is a `kind` request
+/// that names one.
+fn target_of<'a>(method: &str, kind: &str, target: &'a str) -> Option<&'a str> {
+    (method == kind && !target.is_empty()).then_some(target)
+}
+
+/// `network.transport`: `pipe` on stdio, `tcp` on HTTP.
+fn transport_of(env: &RequestEnv) -> Option<&'static str> {
+    match env.transport {
+        Transport::Stdio => Some("pipe"),
+        Transport::Http(_) => Some("tcp"),
+        Transport::Other => None,
+    }
+}
+
+/// `mcp.session.id`: the 2025-11-25 session the request belongs to, else the
+/// `Mcp-Session-Id` header it carries.
+fn session_id(env: &RequestEnv) -> Option<&str> {
+    if let Some(session) = &env.session {
+        return Some(session.id());
     }
     match &env.transport {
-        Transport::Stdio => {
-            span.record("network.transport", "pipe");
-        }
-        Transport::Http(headers) => {
-            span.record("network.transport", "tcp");
-            span.record("network.protocol.name", "http");
-            if let Some(s) = headers
-                .get(ferry_protocol::headers::SESSION_ID)
-                .and_then(|v| v.to_str().ok())
-            {
-                span.record("mcp.session.id", s);
-            }
-        }
-        Transport::Other => {}
-    }
-    if let Some(session) = &env.session {
-        span.record("mcp.session.id", session.id());
-    }
-    if let Some(meta) = meta {
-        if let Some(v) = meta.protocol_version.as_deref() {
-            span.record("mcp.protocol.version", v);
-        }
-        if let Some(cx) = trace::from_meta(&meta.other) {
-            trace::set_parent(span, &cx);
-        }
+        Transport::Http(headers) => headers
+            .get(ferry_protocol::headers::SESSION_ID)
+            .and_then(|v| v.to_str().ok()),
+        _ => None,
     }
 }
 
@@ -252,4 +254,116 @@ impl Drop for ListenCount {
 /// A task reached `status`.
 pub(crate) fn task_status(status: ferry_protocol::tasks::TaskStatus) {
     tracing::debug!(target: TASK_TARGET, status = status.as_str(), "task status");
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::sync::{Arc, Mutex};
+
+    use tracing::field::{Field, Visit};
+    use tracing::span::{Attributes, Id, Record};
+    use tracing::{Event, Metadata, Subscriber};
+
+    use super::*;
+
+    /// The fields each new span was created with.
+    #[derive(Clone, Default)]
+    struct Capture(Arc<Mutex<Vec<BTreeMap<String, String>>>>);
+
+    struct Fields<'a>(&'a mut BTreeMap<String, String>);
+
+    impl Visit for Fields<'_> {
+        fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+            self.0.insert(field.name().to_owned(), format!("{value:?}"));
+        }
+        fn record_str(&mut self, field: &Field, value: &str) {
+            self.0.insert(field.name().to_owned(), value.to_owned());
+        }
+    }
+
+    impl Subscriber for Capture {
+        fn enabled(&self, _: &Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, span: &Attributes<'_>) -> Id {
+            let mut fields = BTreeMap::new();
+            span.record(&mut Fields(&mut fields));
+            let mut spans = self.0.lock().unwrap();
+            spans.push(fields);
+            Id::from_u64(spans.len() as u64)
+        }
+        fn record(&self, _: &Id, _: &Record<'_>) {}
+        fn record_follows_from(&self, _: &Id, _: &Id) {}
+        fn event(&self, _: &Event<'_>) {}
+        fn enter(&self, _: &Id) {}
+        fn exit(&self, _: &Id) {}
+    }
+
+    fn fields_of(method: &str, target: &str, env: &RequestEnv) -> BTreeMap<String, String> {
+        let capture = Capture::default();
+        let meta = RequestMeta::modern("2026-07-28", Default::default());
+        tracing::subscriber::with_default(capture.clone(), || {
+            drop(request_span(
+                method,
+                target,
+                &RequestId::from(7),
+                Some(&meta),
+                env,
+            ));
+        });
+        capture.0.lock().unwrap().pop().expect("a span")
+    }
+
+    #[test]
+    fn a_tool_call_span_carries_the_conventions_attributes_from_creation() {
+        let mut headers = http::HeaderMap::new();
+        headers.insert(ferry_protocol::headers::SESSION_ID, "s-1".parse().unwrap());
+        let f = fields_of(methods::TOOLS_CALL, "echo", &RequestEnv::http(headers));
+        let get = |k: &str| f.get(k).map(String::as_str);
+        assert_eq!(get("otel.name"), Some("tools/call echo"));
+        assert_eq!(get("otel.kind"), Some("server"));
+        assert_eq!(get("mcp.method.name"), Some("tools/call"));
+        assert_eq!(get("mcp.protocol.version"), Some("2026-07-28"));
+        assert_eq!(get("mcp.session.id"), Some("s-1"));
+        assert_eq!(get("jsonrpc.request.id"), Some("7"));
+        assert_eq!(get("gen_ai.tool.name"), Some("echo"));
+        assert_eq!(get("gen_ai.operation.name"), Some("execute_tool"));
+        assert_eq!(get("network.transport"), Some("tcp"));
+        assert_eq!(get("network.protocol.name"), Some("http"));
+        assert_eq!(get("gen_ai.prompt.name"), None);
+        assert_eq!(get("mcp.resource.uri"), None);
+    }
+
+    #[test]
+    fn a_resource_uri_is_an_attribute_never_the_name() {
+        let f = fields_of(methods::RESOURCES_READ, "note://a", &RequestEnv::stdio());
+        assert_eq!(
+            f.get("otel.name").map(String::as_str),
+            Some("resources/read")
+        );
+        assert_eq!(
+            f.get("mcp.resource.uri").map(String::as_str),
+            Some("note://a")
+        );
+        assert_eq!(f.get("network.transport").map(String::as_str), Some("pipe"));
+        assert!(!f.contains_key("network.protocol.name"));
+        assert!(!f.contains_key("gen_ai.tool.name"));
+    }
+
+    #[test]
+    fn a_prompt_is_named_and_a_nameless_call_is_the_method() {
+        let f = fields_of(methods::PROMPTS_GET, "greet", &RequestEnv::stdio());
+        assert_eq!(
+            f.get("otel.name").map(String::as_str),
+            Some("prompts/get greet")
+        );
+        assert_eq!(
+            f.get("gen_ai.prompt.name").map(String::as_str),
+            Some("greet")
+        );
+        let f = fields_of(methods::TOOLS_LIST, "", &RequestEnv::stdio());
+        assert_eq!(f.get("otel.name").map(String::as_str), Some("tools/list"));
+        assert!(!f.contains_key("gen_ai.operation.name"));
+    }
 }

@@ -242,10 +242,9 @@ fn assign(op: Op, vars: &[Var], value: &str, out: &mut BTreeMap<String, String>)
                 .collect::<Option<Vec<_>>>()
                 .map(|p| p.join(","))
         } else if op == Op::PathParam {
-            value
-                .strip_prefix(v.name.as_str())
-                .map(|r| r.strip_prefix('=').unwrap_or(r))
-                .and_then(decode)
+            named(value)
+                .filter(|(k, _)| *k == v.name)
+                .and_then(|(_, v)| decode(v))
         } else {
             decode(value)
         };
@@ -260,6 +259,25 @@ fn assign(op: Op, vars: &[Var], value: &str, out: &mut BTreeMap<String, String>)
     let pieces: Vec<&str> = value.split(op.separator()).collect();
     if pieces.len() > vars.len() {
         return false;
+    }
+    if op == Op::PathParam {
+        // Each piece names its variable (`;x=1;y=2`, or `;x` for an empty value); an
+        // undefined variable is left out, so the names, not the positions, say which.
+        for piece in pieces {
+            let Some((name, raw)) = named(piece) else {
+                return false;
+            };
+            let Some(var) = vars.iter().find(|var| var.name == name) else {
+                return false;
+            };
+            match decode(raw) {
+                Some(t) => {
+                    out.insert(var.name.clone(), t);
+                }
+                None => return false,
+            }
+        }
+        return true;
     }
     for (var, piece) in vars.iter().zip(pieces) {
         match decode(piece) {
@@ -310,13 +328,23 @@ fn match_query(
     }
 }
 
+/// A path-style parameter, `name=value` or a bare `name` (an empty value), as name and
+/// raw value.
+fn named(piece: &str) -> Option<(&str, &str)> {
+    let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
+    (!name.is_empty()).then_some((name, value))
+}
+
 fn decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
+            // Two hex digits exactly (`from_str_radix` alone would take a sign: `%+f`).
+            let hex = s
+                .get(i + 1..i + 3)
+                .filter(|h| h.bytes().all(|b| b.is_ascii_hexdigit()))?;
             out.push(u8::from_str_radix(hex, 16).ok()?);
             i += 3;
         } else {
@@ -393,6 +421,28 @@ mod tests {
             m("x://{id}{#frag}", "x://7#top"),
             kv(&[("frag", "top"), ("id", "7")])
         );
+    }
+
+    #[test]
+    fn path_parameters_are_read_by_name() {
+        assert_eq!(
+            m("matrix://x{;a,b}", "matrix://x;a=mat;b=rix"),
+            kv(&[("a", "mat"), ("b", "rix")])
+        );
+        // An undefined variable is left out of the expansion: the other keeps its name.
+        assert_eq!(m("matrix://x{;a,b}", "matrix://x;b=2"), kv(&[("b", "2")]));
+        assert_eq!(m("matrix://x{;a,b}", "matrix://x;c=2"), None);
+        assert_eq!(m("m://x{;a}", "m://x;a=1"), kv(&[("a", "1")]));
+        assert_eq!(m("m://x{;a}", "m://x;a"), kv(&[("a", "")]));
+        // `;ab` is a parameter named `ab`, not `a` with the value `b`.
+        assert_eq!(m("m://x{;a}", "m://x;ab"), None);
+    }
+
+    #[test]
+    fn percent_escapes_are_two_hex_digits() {
+        assert_eq!(m("x://{a}", "x://%41"), kv(&[("a", "A")]));
+        assert_eq!(m("x://{a}", "x://%+f"), None);
+        assert_eq!(m("x://{a}", "x://%4"), None);
     }
 
     #[test]

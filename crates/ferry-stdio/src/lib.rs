@@ -65,14 +65,104 @@ impl Default for StdioConfig {
 }
 
 /// Serves `server` on the process's stdin and stdout until stdin ends.
+///
+/// On Unix, when stdin and stdout are pipes or Unix sockets (as when a client starts the
+/// server), they are read and written through the runtime's event loop, with no thread
+/// hop per read or write; otherwise (a terminal, a file) through Tokio's blocking
+/// [`tokio::io::stdin`] and [`tokio::io::stdout`]. Either way, the server owns the
+/// process's stdin and stdout while it serves.
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
     serve(
         server,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        process_io::stdin(),
+        process_io::stdout(),
         StdioConfig::default(),
     )
     .await
+}
+
+/// The process's stdin and stdout, event-driven where the platform allows it.
+mod process_io {
+    use tokio::io::{AsyncRead, AsyncWrite};
+
+    /// Stdin as an async reader.
+    pub(crate) fn stdin() -> Box<dyn AsyncRead + Unpin + Send> {
+        #[cfg(unix)]
+        if let Some(reader) = event_driven::reader() {
+            return reader;
+        }
+        Box::new(tokio::io::stdin())
+    }
+
+    /// Stdout as an async writer.
+    pub(crate) fn stdout() -> Box<dyn AsyncWrite + Unpin + Send> {
+        #[cfg(unix)]
+        if let Some(writer) = event_driven::writer() {
+            return writer;
+        }
+        Box::new(tokio::io::stdout())
+    }
+
+    /// Pipes and Unix sockets registered with the runtime's reactor. A copy of the file
+    /// descriptor is registered (the process's own fd 0 and 1 stay open); it is switched to
+    /// non-blocking mode, which the process's stdin and stdout then share.
+    #[cfg(unix)]
+    mod event_driven {
+        use std::fs::File;
+        use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+        use std::os::unix::fs::FileTypeExt;
+
+        use tokio::io::{AsyncRead, AsyncWrite};
+        use tokio::net::unix::pipe;
+
+        enum Kind {
+            Pipe,
+            Socket,
+        }
+
+        /// A copy of `fd` and what it is, if it is a pipe or a Unix socket.
+        fn pollable(fd: BorrowedFd<'_>) -> Option<(OwnedFd, Kind)> {
+            let owned = fd.try_clone_to_owned().ok()?;
+            let file = File::from(owned);
+            let kind = file.metadata().ok()?.file_type();
+            let kind = if kind.is_fifo() {
+                Kind::Pipe
+            } else if kind.is_socket() {
+                Kind::Socket
+            } else {
+                return None;
+            };
+            Some((OwnedFd::from(file), kind))
+        }
+
+        /// A socket as a Tokio stream, if it is a Unix stream socket.
+        fn unix_stream(fd: OwnedFd) -> Option<tokio::net::UnixStream> {
+            let socket = std::os::unix::net::UnixStream::from(fd);
+            // A TCP socket (an inetd-style start) is not a Unix socket: leave it to the
+            // blocking path.
+            socket.local_addr().ok()?;
+            socket.set_nonblocking(true).ok()?;
+            tokio::net::UnixStream::from_std(socket).ok()
+        }
+
+        pub(super) fn reader() -> Option<Box<dyn AsyncRead + Unpin + Send>> {
+            let stdin = std::io::stdin();
+            let (fd, kind) = pollable(stdin.as_fd())?;
+            match kind {
+                Kind::Pipe => Some(Box::new(pipe::Receiver::from_owned_fd(fd).ok()?)),
+                Kind::Socket => Some(Box::new(unix_stream(fd)?)),
+            }
+        }
+
+        pub(super) fn writer() -> Option<Box<dyn AsyncWrite + Unpin + Send>> {
+            let stdout = std::io::stdout();
+            let (fd, kind) = pollable(stdout.as_fd())?;
+            match kind {
+                Kind::Pipe => Some(Box::new(pipe::Sender::from_owned_fd(fd).ok()?)),
+                Kind::Socket => Some(Box::new(unix_stream(fd)?)),
+            }
+        }
+    }
 }
 
 /// Serves `server` over any reader and writer pair (a child's pipes, a socket, a test
@@ -304,7 +394,7 @@ impl<R: AsyncRead + Unpin> LineReader<R> {
                 self.too_long = false;
                 return Ok(result);
             }
-            let newline = available.iter().position(|b| *b == b'\n');
+            let newline = memchr::memchr(b'\n', available);
             let chunk = &available[..newline.unwrap_or(available.len())];
             if !self.too_long {
                 if self.buf.len() + chunk.len() > self.max {

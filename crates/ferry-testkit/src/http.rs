@@ -397,3 +397,34 @@ impl Sse {
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
+
+/// POSTs `message` to the endpoint at `url` with the headers of [`mcp_headers`] (and
+/// `Authorization: Bearer {token}` when given) and returns the final message: the body of
+/// a JSON response, or the last message of an SSE stream. Nothing is checked against the
+/// schema, so this also serves peers whose answers are not under test.
+pub async fn post_url(url: &str, token: Option<&str>, message: &Value) -> Value {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .headers(mcp_headers(message))
+        .body(serde_json::to_vec(message).expect("serializable"));
+    if let Some(t) = token {
+        request = request.bearer_auth(t);
+    }
+    let response = within("the response", request.send())
+        .await
+        .expect("the request is answered");
+    let text = within("the response body", response.text())
+        .await
+        .expect("a body");
+    let json_text = if text.trim_start().starts_with('{') {
+        text
+    } else {
+        text.lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim)
+            .rfind(|l| l.starts_with('{'))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    serde_json::from_str(&json_text).unwrap_or_else(|e| panic!("not JSON ({e}): {json_text}"))
+}

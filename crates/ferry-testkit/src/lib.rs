@@ -7,9 +7,13 @@
 //! - [`http`]: a small Streamable HTTP client that derives the MCP headers from the body
 //!   and reads JSON and SSE responses.
 //! - [`serve`]: an endpoint on 127.0.0.1 for the length of a test.
+//! - [`process`]: peers in other processes, and waiting until they listen.
+//! - [`python`]: the official Python SDK's server as a peer, over stdio or HTTP.
+//! - [`content`]: what tool results say.
 //! - [`services`]: `redis-server` and `nginx` of a test's own, on loopback.
 //! - [`browser`]: headless Chromium through chromedriver (WebDriver).
 //! - [`authorization_server`]: a real OAuth 2.1 authorization server (oidc-provider).
+//! - [`otlp`]: a real OTLP receiver (rotel) and a parser for the spans it printed.
 //!
 //! Every wait has a timeout ([`TIMEOUT`]), so a hung server fails a test instead of
 //! hanging it.
@@ -20,8 +24,12 @@ use std::time::Duration;
 pub mod authorization_server;
 pub mod browser;
 pub mod check;
+pub mod content;
 pub mod http;
 pub mod lines;
+pub mod otlp;
+pub mod process;
+pub mod python;
 pub mod rpc;
 pub mod serve;
 pub mod services;

@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::io;
+use std::net::SocketAddr;
 
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -65,5 +66,62 @@ impl Running {
             .await
             .expect("the serving task")
             .expect("serving");
+    }
+}
+
+/// An axum app served on an ephemeral port of 127.0.0.1 in the background; it stops
+/// when dropped, or runs on until the test's runtime ends once [`detached`](Self::detach).
+pub struct Background {
+    /// `127.0.0.1:PORT`.
+    pub addr: SocketAddr,
+    /// The endpoint, `http://127.0.0.1:PORT{path}`.
+    pub url: String,
+    stop: Option<oneshot::Sender<()>>,
+}
+
+impl Background {
+    /// Binds 127.0.0.1:0 and serves the app `make` builds for that address (for an app
+    /// that must know its own URL); [`url`](Self::url) is its `path`.
+    pub async fn start(path: &str, make: impl FnOnce(SocketAddr) -> axum::Router) -> Background {
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1");
+        let addr = listener.local_addr().expect("local address");
+        let app = make(addr);
+        let (stop, stopped) = oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app.into_make_service())
+                .with_graceful_shutdown(async move {
+                    // A detached endpoint's sender is dropped unsent: serve on.
+                    if stopped.await.is_err() {
+                        std::future::pending::<()>().await;
+                    }
+                })
+                .await;
+        });
+        Background {
+            addr,
+            url: format!("http://{addr}{path}"),
+            stop: Some(stop),
+        }
+    }
+
+    /// Serves `app`; [`url`](Self::url) is its `path`.
+    pub async fn router(app: axum::Router, path: &str) -> Background {
+        Self::start(path, |_| app).await
+    }
+
+    /// Lets the endpoint serve until the runtime ends; returns its address.
+    pub fn detach(mut self) -> SocketAddr {
+        drop(self.stop.take());
+        self.addr
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
     }
 }

@@ -4,48 +4,21 @@
 
 pub mod weak;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_audit::{AuditConfig, Report, Token, Verdict};
-use ferry_everything::app::{PageState, StaticTokens, router};
+use ferry_everything::app::{StaticTokens, app};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
-use tokio::sync::oneshot;
+use ferry_testkit::serve::Background;
 
-/// An endpoint on an ephemeral port of 127.0.0.1; stops when dropped.
-pub struct Served {
-    /// `http://127.0.0.1:PORT/mcp`.
-    pub url: String,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
-}
+/// An endpoint on an ephemeral port of 127.0.0.1 (`url` is its `/mcp`); stops when
+/// dropped.
+pub type Served = Background;
 
 /// Serves `app` (with `/mcp` in it) until the result is dropped.
 pub async fn serve(app: axum::Router) -> Served {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind 127.0.0.1:0");
-    let addr = listener.local_addr().expect("local address");
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(async move {
-                let _ = stopped.await;
-            })
-            .await;
-    });
-    Served {
-        url: format!("http://{addr}/mcp"),
-        stop: Some(stop),
-    }
+    Background::router(app, "/mcp").await
 }
 
 /// The lifetime ferry-everything's states get in these tests.
@@ -65,21 +38,12 @@ pub async fn everything_with(require_auth: bool) -> Served {
         ..Options::default()
     })
     .expect("ferry-everything builds");
-    let state = Arc::new(PageState {
-        connections: everything.connections.clone(),
-        links: everything.links.clone(),
-        tokens: StaticTokens::new()
-            .with("alice", "alice-token")
-            .with("bob", "bob-token"),
-    });
+    let tokens = StaticTokens::new()
+        .with("alice", "alice-token")
+        .with("bob", "bob-token");
     serve(
-        router(
-            everything.server,
-            HttpConfig::default(),
-            state,
-            require_auth,
-        )
-        .expect("the application builds"),
+        app(everything, HttpConfig::default(), tokens, require_auth)
+            .expect("the application builds"),
     )
     .await
 }

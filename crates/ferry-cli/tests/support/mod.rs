@@ -9,13 +9,12 @@
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::process::{Command, Output, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use expectrl::process::unix::WaitStatus;
 use expectrl::session::OsSession;
 use expectrl::{Eof, Expect};
-use ferry_everything::app::{PageState, StaticTokens, router};
+use ferry_everything::app::{StaticTokens, app};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
 use tokio::sync::oneshot;
@@ -62,13 +61,13 @@ impl Everything {
             })
             .expect("ferry-everything builds");
             let server = everything.server.clone();
-            let state = Arc::new(PageState {
-                connections: everything.connections.clone(),
-                links: everything.links.clone(),
-                tokens: StaticTokens::new(),
-            });
-            let app = router(everything.server, HttpConfig::default(), state, false)
-                .expect("the application builds");
+            let app = app(
+                everything,
+                HttpConfig::default(),
+                StaticTokens::new(),
+                false,
+            )
+            .expect("the application builds");
             tokio::spawn(async move {
                 let _ = axum::serve(listener, app.into_make_service())
                     .with_graceful_shutdown(async move {

@@ -24,12 +24,12 @@ impl Inner {
             EraMode::Auto => {}
         }
         if let Some(origin) = &self.origin {
-            match self.era_cache.get(origin) {
-                Some(KnownEra::Modern { version }) => {
-                    self.enter_modern(version, None);
+            match self.era_cache.get_with_discover(origin) {
+                Some((KnownEra::Modern { version }, discover)) => {
+                    self.enter_modern(version, discover.map(|d| (*d).clone()));
                     return Ok(());
                 }
-                Some(KnownEra::Legacy) => match self.initialize().await {
+                Some((KnownEra::Legacy, _)) => match self.initialize().await {
                     Ok(()) => return Ok(()),
                     Err(
                         e @ (Error::Unauthorized { .. }
@@ -95,19 +95,22 @@ impl Inner {
         let mut s = self.state.write();
         s.era = Era::Modern;
         s.version = version.clone();
-        if let Some(d) = discover {
-            self.absorb_discover(&mut s, &d);
+        if let Some(d) = &discover {
+            self.absorb_discover(&mut s, d);
             self.cache.put(
                 cache::key(methods::DISCOVER, &Map::new()),
                 methods::DISCOVER,
                 &Map::new(),
-                &d,
+                d,
             );
         }
         drop(s);
         if let Some(origin) = &self.origin {
-            self.era_cache
-                .set(origin.clone(), KnownEra::Modern { version });
+            let era = KnownEra::Modern { version };
+            match discover {
+                Some(d) => self.era_cache.set_discover(origin.clone(), era, d),
+                None => self.era_cache.set(origin.clone(), era),
+            }
         }
     }
 

@@ -3,7 +3,6 @@
 //! binary, in ferry-everything's `tests/client_stdio.rs`.
 #![allow(dead_code)]
 
-use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -11,10 +10,10 @@ use axum::extract::Request;
 use axum::middleware::Next;
 use axum::response::Response;
 use ferry_client::{Client, EraCache};
-use ferry_everything::app::{PageState, StaticTokens, router};
+use ferry_everything::app::{StaticTokens, app};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
-use tokio::sync::oneshot;
+use ferry_testkit::serve::Background;
 
 /// A server running in this process; stops when dropped.
 pub struct TestServer {
@@ -22,15 +21,7 @@ pub struct TestServer {
     pub url: String,
     /// The `Mcp-Method` header (or `-` when absent) of every POST, in order.
     pub methods: Arc<Mutex<Vec<String>>>,
-    stop: Option<oneshot::Sender<()>>,
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(s) = self.stop.take() {
-            let _ = s.send(());
-        }
-    }
+    _served: Background,
 }
 
 impl TestServer {
@@ -80,22 +71,11 @@ pub async fn serve(app: Router) -> TestServer {
             }
         },
     ));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("bind");
-    let addr: SocketAddr = listener.local_addr().expect("addr");
-    let (stop, stopped) = oneshot::channel::<()>();
-    tokio::spawn(async move {
-        let _ = axum::serve(listener, app.into_make_service())
-            .with_graceful_shutdown(async {
-                let _ = stopped.await;
-            })
-            .await;
-    });
+    let served = Background::router(app, "/mcp").await;
     TestServer {
-        url: format!("http://{addr}/mcp"),
+        url: served.url.clone(),
         methods,
-        stop: Some(stop),
+        _served: served,
     }
 }
 
@@ -106,13 +86,10 @@ pub async fn everything(page_size: usize) -> TestServer {
         ..Options::default()
     })
     .expect("build ferry-everything");
-    let state = Arc::new(PageState {
-        connections: e.connections.clone(),
-        links: e.links.clone(),
-        tokens: StaticTokens::new(),
-    });
-    serve(router(e.server, HttpConfig::default(), state, false).expect("the application builds"))
-        .await
+    serve(
+        app(e, HttpConfig::default(), StaticTokens::new(), false).expect("the application builds"),
+    )
+    .await
 }
 
 /// A plain ferry-server served over HTTP at `/mcp`.
@@ -124,15 +101,5 @@ pub async fn custom(server: ferry_server::Server) -> TestServer {
     serve(app).await
 }
 
-/// The text of a tool result's first text block.
-pub fn text(result: &ferry_client::ferry_protocol::tools::CallToolResult) -> String {
-    use ferry_client::ferry_protocol::content::ContentBlock;
-    result
-        .content
-        .iter()
-        .find_map(|b| match b {
-            ContentBlock::Text(t) => Some(t.text.clone()),
-            _ => None,
-        })
-        .unwrap_or_default()
-}
+#[allow(unused_imports)]
+pub use ferry_testkit::content::text;

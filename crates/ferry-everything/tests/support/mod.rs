@@ -4,9 +4,8 @@
 #![allow(dead_code)]
 
 use std::process::Stdio;
-use std::sync::Arc;
 
-use ferry_everything::app::{PageState, StaticTokens, router};
+use ferry_everything::app::{StaticTokens, app};
 use ferry_everything::{Options, build};
 use ferry_http::HttpConfig;
 use ferry_server::Server;
@@ -38,12 +37,8 @@ pub fn with_keys(ring: KeyRing) -> Options {
 pub async fn start(options: Options, config: HttpConfig) -> (Running, Server) {
     let everything = build(options).expect("the everything server builds");
     let server = everything.server.clone();
-    let state = Arc::new(PageState {
-        connections: everything.connections.clone(),
-        links: everything.links.clone(),
-        tokens: StaticTokens::new().with("alice", ALICE).with("bob", BOB),
-    });
-    let app = router(everything.server, config, state, false).expect("the application builds");
+    let tokens = StaticTokens::new().with("alice", ALICE).with("bob", BOB);
+    let app = app(everything, config, tokens, false).expect("the application builds");
     let s = server.clone();
     (
         Running::router(app, "/mcp", move || s.shutdown()).await,

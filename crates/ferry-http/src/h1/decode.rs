@@ -96,9 +96,12 @@ impl Chunked {
     }
 }
 
-/// Takes one CRLF-terminated line off the front of `input`, without its CRLF.
+/// Takes one CRLF-terminated line off the front of `input`, without its CRLF. A line is
+/// too long by its own length, whether its line feed has arrived or not, so the verdict
+/// does not depend on how the peer split the bytes.
 fn take_line(input: &mut BytesMut) -> Result<Option<Bytes>, Fail> {
     match memchr::memchr(b'\n', input) {
+        Some(i) if i > MAX_CHUNK_LINE => Err(bad_request("Bad request: chunk line too long")),
         Some(i) => {
             if i == 0 || input[i - 1] != b'\r' {
                 return Err(bad_request("Bad request: malformed chunk line"));
@@ -180,5 +183,33 @@ mod tests {
             refused_with(b"ffffffffffffffffff\r\n", 64),
             Some(StatusCode::BAD_REQUEST)
         );
+    }
+
+    /// Found by the `h1_chunked` fuzz target: a trailer line over the limit was refused
+    /// when it arrived in pieces but taken when it arrived whole with its line feed.
+    #[test]
+    fn an_overlong_line_is_refused_however_it_arrives() {
+        let mut input = b"0\r\nX-Long: ".to_vec();
+        input.resize(input.len() + MAX_CHUNK_LINE, b'a');
+        input.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(refused_with(&input, 64), Some(StatusCode::BAD_REQUEST));
+        let mut whole = BytesMut::from(&input[..]);
+        let refused = Chunked::default().decode(&mut whole, &mut BytesMut::new(), 64);
+        assert!(
+            matches!(refused, Err(Fail::Reject(Rejection { status, .. })) if status == StatusCode::BAD_REQUEST)
+        );
+        // A line of exactly the limit is still taken, either way.
+        let mut input = b"0\r\n".to_vec();
+        input.resize(input.len() + MAX_CHUNK_LINE - 1, b'a');
+        input.extend_from_slice(b"\r\n\r\n");
+        assert_eq!(
+            decode_all(&input, 64).ok().flatten().as_deref(),
+            Some(&b""[..])
+        );
+        let mut whole = BytesMut::from(&input[..]);
+        assert!(matches!(
+            Chunked::default().decode(&mut whole, &mut BytesMut::new(), 64),
+            Ok(true)
+        ));
     }
 }

@@ -29,6 +29,8 @@
 mod conn;
 mod decode;
 mod encode;
+#[cfg(feature = "fuzzing")]
+pub(crate) mod fuzzing;
 mod io;
 mod parse;
 

@@ -2,8 +2,8 @@
 interop tests: it calls `confirm_delete`, answers the confirmation through its
 elicitation callback, and prints what happened as one JSON line.
 
-    python3 python_client.py http://127.0.0.1:PORT/mcp MODE ACTION
-    python3 python_client.py stdio:/path/to/ferry-everything MODE ACTION
+    python3 client.py http://127.0.0.1:PORT/mcp MODE ACTION
+    python3 client.py stdio:/path/to/ferry-everything MODE ACTION
 
 MODE is the SDK's `mode=`: "2026-07-28", "auto" or "legacy". ACTION is how the user
 answers: accept, decline or cancel.
@@ -31,7 +31,7 @@ async def main() -> None:
     else:
         server = target
     async with Client(server, mode=mode, elicitation_callback=elicit) as client:
-        result = await client.call_tool("confirm_delete", {"path": "/tmp/report.txt"})
+        result = await client.call_tool("confirm_delete", {"path": "report.txt"})
         text = result.content[0].text if result.content else ""
         print(json.dumps({
             "protocol": client.protocol_version,

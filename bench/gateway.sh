@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# HTTP tools/call echo through `ferry gateway` against echo sent directly to the same
+# ferry-everything upstream, interleaved round-robin, as calls per second, their ratio
+# (target: at least 0.45x, since a proxy parses, checks and serialises every message a
+# second time and holds a second connection), and the p50 latency the gateway adds.
+# The upstream and the gateway share one core, the load generator has the other, so both
+# arms have the same CPU for serving.
+#
+#   bench/gateway.sh            3 rounds x 10 s
+#   bench/gateway.sh --smoke    1 round x 1 s: checks that both answer and the ratio comes out
+#
+# Options: --rounds N, --duration SECS, --connections N (default 32), --load-cpu N,
+# --server-cpu N.
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
+LOAD_CPU=0; SERVER_CPU=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
+    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gateway.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
+
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+build_servers
+say "build ($FERRY_PROFILE): ferry (the gateway)"
+(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-cli --bin ferry)
+FERRY="$ROOT/target/$FERRY_PROFILE/ferry"
+
+PORT[direct]="$(free_port)"
+PORT[gateway]="$(free_port)"
+UPSTREAM="http://127.0.0.1:${PORT[direct]}/mcp"
+taskset -c "$SERVER_CPU" "$BIN" --http "127.0.0.1:${PORT[direct]}" >"$WORK/upstream.log" 2>&1 &
+PIDS+=($!)
+"$LOADGEN" check --url "$UPSTREAM" --wait 30 >/dev/null \
+  || { echo "gateway.sh: the upstream failed its check"; cat "$WORK/upstream.log"; exit 1; }
+taskset -c "$SERVER_CPU" "$FERRY" gateway --listen "127.0.0.1:${PORT[gateway]}" \
+  --upstream "$UPSTREAM" >"$WORK/gateway.log" 2>&1 &
+PIDS+=($!)
+"$LOADGEN" check --url "http://127.0.0.1:${PORT[gateway]}/mcp" --wait 30 >/dev/null \
+  || { echo "gateway.sh: the gateway failed its check"; cat "$WORK/gateway.log"; exit 1; }
+
+echo_rounds "$WORK/raw.jsonl" direct gateway
+echo_report "$WORK/raw.jsonl" path "gateway ÷ direct" 0.45 "direct=direct to ferry-everything" \
+  "gateway=through ferry gateway" --added-p50

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# HTTP tools/call echo on ferry-everything exporting its spans and metrics over OTLP (to a
+# real receiver, the rotel collector from PyPI, on loopback) against the same server with
+# export off, interleaved round-robin, as calls per second and their ratio (target: at
+# least 0.85x). The load generator sends no trace context, so every request is a root
+# span, as most traffic is: the server samples and exports each one.
+#
+#   bench/otel.sh            3 rounds x 10 s
+#   bench/otel.sh --smoke    1 round x 1 s: checks that both answer and the ratio comes out
+#
+# Options: --rounds N, --duration SECS, --connections N (default 32), --load-cpu N,
+# --server-cpu N. Needs the rotel collector (python3 -m pip install rotel).
+set -euo pipefail
+
+BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(dirname "$BENCH")"
+ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
+LOAD_CPU=0; SERVER_CPU=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
+    --rounds) ROUNDS="$2"; shift 2 ;;
+    --duration) DURATION="$2"; shift 2 ;;
+    --connections) CONNECTIONS="$2"; shift 2 ;;
+    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
+    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "otel.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+done
+if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
+
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+build_servers
+AGENT="${FERRY_ROTEL_AGENT:-$(python3 -c "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))" 2>/dev/null || true)}"
+[[ -x "$AGENT" ]] || { echo "otel.sh: rotel-agent is missing (python3 -m pip install rotel)" >&2; exit 1; }
+
+OTLP_PORT="$(free_port)"
+GRPC_PORT="$(free_port)"
+# The receiver shares the load generator's core, so the server's core does only what
+# serving and exporting cost; the receiver's own work slows the load a little in the
+# export-on arm, which makes the ratio, if anything, an underestimate.
+taskset -c "$LOAD_CPU" "$AGENT" start --otlp-http-endpoint "127.0.0.1:$OTLP_PORT" \
+  --otlp-grpc-endpoint "127.0.0.1:$GRPC_PORT" --exporter blackhole \
+  --pid-file "$WORK/rotel.pid" --log-file "$WORK/rotel.log" >"$WORK/rotel.out" 2>&1 &
+PIDS+=($!)
+for _ in $(seq 100); do port_taken "$OTLP_PORT" && break; sleep 0.1; done
+port_taken "$OTLP_PORT" || { echo "otel.sh: the receiver did not start"; cat "$WORK/rotel.out"; exit 1; }
+
+PORT[off]="$(free_port)"
+PORT[on]="$(free_port)"
+taskset -c "$SERVER_CPU" env -u OTEL_EXPORTER_OTLP_ENDPOINT "$BIN" --http "127.0.0.1:${PORT[off]}" \
+  >"$WORK/off.log" 2>&1 &
+PIDS+=($!)
+taskset -c "$SERVER_CPU" env OTEL_EXPORTER_OTLP_ENDPOINT="http://127.0.0.1:$OTLP_PORT" \
+  OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf OTEL_SERVICE_NAME=ferry-everything-bench \
+  "$BIN" --http "127.0.0.1:${PORT[on]}" >"$WORK/on.log" 2>&1 &
+PIDS+=($!)
+for name in off on; do
+  "$LOADGEN" check --url "http://127.0.0.1:${PORT[$name]}/mcp" --wait 30 >/dev/null \
+    || { echo "otel.sh: the server with export $name failed its check"; cat "$WORK/$name.log"; exit 1; }
+done
+
+echo_rounds "$WORK/raw.jsonl" off on
+echo_report "$WORK/raw.jsonl" "OTLP export" "export on ÷ off" 0.85 off=off "on=on (rotel on loopback)"
