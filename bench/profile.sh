@@ -14,6 +14,8 @@
 # stay in bench/results/profile/ for callgrind_annotate, with the top
 # functions by instructions per call beside them (*.percall.txt, from percall.py). Run
 # bench/run.sh (or --quick/--smoke) first: this script uses the binaries it builds.
+# FERRY_EVERYTHING=PATH profiles another build of ferry-everything as `ferry` (to compare
+# two builds: run once with each, then callgrind_annotate the two profiles).
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -42,7 +44,8 @@ binary() {
     ceiling) echo "$BENCH/target/release/ceiling" ;;
     ferry)
       # The binary bench/run.sh measured: dist for figures, release after a smoke run.
-      if [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
+      if [[ -n "${FERRY_EVERYTHING:-}" ]]; then echo "$FERRY_EVERYTHING"
+      elif [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
       else echo "$ROOT/target/release/ferry-everything"; fi ;;
     rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
     gateway)

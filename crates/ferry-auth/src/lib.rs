@@ -32,7 +32,7 @@ pub use jwt::{Issuers, JwtValidator, JwtValidatorBuilder};
 pub use layer::{AuthLayer, AuthLayerBuilder, AuthService, ResponseFuture};
 pub use metadata::{MetadataService, ResourceMetadata, WELL_KNOWN};
 pub use resource::canonical_resource;
-pub use static_tokens::StaticTokens;
+pub use static_tokens::{StaticTokens, StaticTokensOr};
 pub use token::VerifiedToken;
 pub use validator::{TokenValidator, ValidateFuture};
 

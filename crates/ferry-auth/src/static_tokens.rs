@@ -82,6 +82,41 @@ impl StaticTokens {
         }
         found
     }
+
+    /// These tokens first, then `validator` for any other: development tokens beside a
+    /// real issuer.
+    ///
+    /// ```
+    /// use ferry_auth::{JwtValidator, StaticTokens};
+    ///
+    /// let jwt = JwtValidator::builder("https://auth.example.com", "https://mcp.example.com/mcp")
+    ///     .build()
+    ///     .unwrap();
+    /// let validator = StaticTokens::new().with("ops", "ops-token").or(jwt);
+    /// # let _ = validator;
+    /// ```
+    pub fn or<V: TokenValidator>(self, validator: V) -> StaticTokensOr<V> {
+        StaticTokensOr {
+            tokens: self,
+            validator,
+        }
+    }
+}
+
+/// [`StaticTokens`] first, then another validator ([`StaticTokens::or`]).
+#[derive(Debug, Clone)]
+pub struct StaticTokensOr<V> {
+    tokens: StaticTokens,
+    validator: V,
+}
+
+impl<V: TokenValidator> TokenValidator for StaticTokensOr<V> {
+    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
+        match self.tokens.lookup(token) {
+            Some(verified) => Box::pin(std::future::ready(Ok(verified.clone()))),
+            None => self.validator.validate(token),
+        }
+    }
 }
 
 impl std::fmt::Debug for StaticTokens {
@@ -133,5 +168,17 @@ mod tests {
         let debug = format!("{t:?}");
         assert!(!debug.contains("token"), "{debug}");
         assert!(debug.contains("bob"), "{debug}");
+    }
+
+    #[tokio::test]
+    async fn or_asks_the_other_validator_only_for_unknown_tokens() {
+        let both = StaticTokens::new()
+            .with("ops", "ops-token")
+            .or(StaticTokens::new()
+                .with("bob", "b-token")
+                .with("eve", "ops-token"));
+        assert_eq!(both.validate("ops-token").await.unwrap().subject(), "ops");
+        assert_eq!(both.validate("b-token").await.unwrap().subject(), "bob");
+        assert!(both.validate("nobody").await.is_err());
     }
 }

@@ -217,7 +217,9 @@ Sign-ins are kept in $FERRY_TOKEN_DIR, else $XDG_CONFIG_HOME/ferry/tokens, else
   ferry gateway --upstream http://127.0.0.1:9000/mcp
   ferry gateway --listen 127.0.0.1:8080 --upstream files=http://127.0.0.1:9000/mcp \\
       --upstream demo=cmd:'ferry-everything --stdio' --usage-log usage.jsonl
-  ferry gateway --config gateway.toml")]
+  ferry gateway --upstream http://127.0.0.1:9000/mcp --auth-issuer https://auth.example.com \
+      --resource https://mcp.example.com/mcp
+  ferry gateway --config gateway.toml   # per-upstream client credentials are set here")]
     Gateway(crate::gateway::GatewayArgs),
 }
 

@@ -44,6 +44,20 @@ pub struct GatewayArgs {
     /// Requests a second each principal may send (bursts of as many).
     #[arg(long, value_name = "N")]
     pub rate_limit: Option<u32>,
+
+    /// Accept JWT access tokens from this OAuth authorization server; every request then
+    /// needs a token.
+    #[arg(long, value_name = "URL")]
+    pub auth_issuer: Option<String>,
+
+    /// The gateway's endpoint as clients name it, the audience of their tokens (default
+    /// http://LISTEN/mcp).
+    #[arg(long, value_name = "URL")]
+    pub resource: Option<String>,
+
+    /// A scope the gateway's resource metadata lists (repeatable).
+    #[arg(long = "scope", value_name = "SCOPE")]
+    pub scopes: Vec<String>,
 }
 
 impl GatewayArgs {
@@ -73,6 +87,15 @@ impl GatewayArgs {
         }
         if let Some(n) = self.rate_limit {
             config.rate_limit = n;
+        }
+        if let Some(issuer) = &self.auth_issuer {
+            config.auth_issuer = Some(issuer.clone());
+        }
+        if let Some(resource) = &self.resource {
+            config.resource = Some(resource.clone());
+        }
+        if !self.scopes.is_empty() {
+            config.scopes_supported = self.scopes.clone();
         }
         config.dev_tokens.extend(self.dev_tokens.iter().cloned());
         config.check()?;

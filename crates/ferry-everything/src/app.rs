@@ -10,10 +10,7 @@ use axum::extract::{Form as FormBody, Query, State};
 use axum::http::StatusCode;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use ferry_auth::{
-    AuthLayer, AuthService, Dpop, JwtValidator, ResourceMetadata, TokenValidator, ValidateFuture,
-    VerifiedToken,
-};
+use ferry_auth::{AuthLayer, AuthService, Dpop, JwtValidator, ResourceMetadata, VerifiedToken};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Principal, Server};
 use ferry_state::{KeyRing, Sealer};
@@ -271,7 +268,7 @@ pub fn auth_layer(
             let jwt = JwtValidator::builder(issuer, resource).build()?;
             // An authorization server that supports DPoP binds its tokens to the
             // client's key (RFC 9449): accept those, with their proofs, and bearer tokens.
-            AuthLayer::builder(metadata, DevOrJwt { dev, jwt }).dpop(Dpop::allowed())
+            AuthLayer::builder(metadata, dev.or(jwt)).dpop(Dpop::allowed())
         }
         None => {
             let builder = AuthLayer::builder(metadata, dev);
@@ -283,24 +280,6 @@ pub fn auth_layer(
         }
     };
     Ok(Some(builder.build()?))
-}
-
-/// Dev tokens first, then the issuer's JWTs.
-struct DevOrJwt {
-    dev: StaticTokens,
-    jwt: JwtValidator,
-}
-
-impl TokenValidator for DevOrJwt {
-    fn validate<'a>(&'a self, token: &'a str) -> ValidateFuture<'a> {
-        match self.dev.lookup(token) {
-            Some(verified) => {
-                let verified = verified.clone();
-                Box::pin(async move { Ok(verified) })
-            }
-            None => self.jwt.validate(token),
-        }
-    }
 }
 
 /// The canonical resource URI of an endpoint at `path` under `base`

@@ -69,6 +69,19 @@ pub struct GatewayConfig {
     /// Requests a second each principal may send (bursts of as many); 0 for no limit.
     #[serde(default)]
     pub rate_limit: u32,
+    /// The gateway's MCP endpoint as its clients name it (`https://mcp.example.com/mcp`):
+    /// the audience its access tokens must name. Default `http://LISTEN/mcp`.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Accept JWT access tokens (RFC 9068) issued by this authorization server for
+    /// [`resource`](GatewayConfig::resource); every MCP request then needs a token (a dev
+    /// token, or one of the issuer's).
+    #[serde(default)]
+    pub auth_issuer: Option<String>,
+    /// The scopes the gateway's Protected Resource Metadata lists (`scopes_supported`),
+    /// which clients ask their authorization server for.
+    #[serde(default)]
+    pub scopes_supported: Vec<String>,
 }
 
 fn default_listen() -> String {
@@ -93,6 +106,9 @@ impl Default for GatewayConfig {
             state_keys_env: None,
             dev_tokens: Vec::new(),
             rate_limit: 0,
+            resource: None,
+            auth_issuer: None,
+            scopes_supported: Vec::new(),
         }
     }
 }
@@ -119,10 +135,16 @@ impl GatewayConfig {
     }
 
     /// Checks the settings fit together: at least one upstream, unique valid names, a
-    /// round cap of at least one.
+    /// round cap of at least one, URLs where URLs are due.
     pub fn check(&self) -> Result<(), ConfigError> {
         if self.upstreams.is_empty() {
             return Err(ConfigError::NoUpstream);
+        }
+        if let Some(issuer) = &self.auth_issuer {
+            check_http_url("auth_issuer", issuer)?;
+        }
+        if let Some(resource) = &self.resource {
+            check_http_url("resource", resource)?;
         }
         if self.max_rounds == 0 {
             return Err(ConfigError::Invalid("max_rounds must be at least 1".into()));
@@ -158,6 +180,10 @@ pub struct UpstreamConfig {
     /// The environment variable holding the bearer token sent to this upstream.
     #[serde(default)]
     pub bearer_env: Option<String>,
+    /// Or OAuth 2.1 client credentials: the gateway obtains (and renews) its own access
+    /// token for this upstream from the upstream's authorization server.
+    #[serde(default)]
+    pub client_credentials: Option<ClientCredentials>,
     /// Only these tools are offered (all when empty).
     #[serde(default)]
     pub allow: Vec<String>,
@@ -183,6 +209,7 @@ impl UpstreamConfig {
             url: Some(url.into()),
             command: None,
             bearer_env: None,
+            client_credentials: None,
             allow: Vec::new(),
             deny: Vec::new(),
         }
@@ -201,6 +228,12 @@ impl UpstreamConfig {
     /// `var`.
     pub fn with_bearer_env(mut self, var: impl Into<String>) -> Self {
         self.bearer_env = Some(var.into());
+        self
+    }
+
+    /// The same upstream, authenticating with OAuth client credentials.
+    pub fn with_client_credentials(mut self, credentials: ClientCredentials) -> Self {
+        self.client_credentials = Some(credentials);
         self
     }
 
@@ -268,7 +301,102 @@ impl UpstreamConfig {
                 self.name
             )));
         }
-        self.target().map(|_| ())
+        let target = self.target()?;
+        if let Some(cc) = &self.client_credentials {
+            if self.bearer_env.is_some() {
+                return Err(ConfigError::Invalid(format!(
+                    "upstream {:?}: give bearer_env or client_credentials, not both",
+                    self.name
+                )));
+            }
+            if matches!(target, UpstreamTarget::Stdio(_)) {
+                return Err(ConfigError::Invalid(format!(
+                    "upstream {:?}: client_credentials are for HTTP upstreams",
+                    self.name
+                )));
+            }
+            if cc.client_id.is_empty() {
+                return Err(ConfigError::Invalid(format!(
+                    "upstream {:?}: client_credentials need a client_id",
+                    self.name
+                )));
+            }
+            check_http_url("client_credentials.issuer", &cc.issuer)?;
+        }
+        Ok(())
+    }
+}
+
+/// OAuth 2.1 client credentials (the `client_credentials` grant) the gateway uses for one
+/// upstream. The gateway discovers the token endpoint from the upstream's Protected
+/// Resource Metadata, asks for a token for the upstream's resource (RFC 8707), sends it
+/// instead of the client's, and obtains a new one when it expires or is refused.
+///
+/// ```
+/// use ferry_gateway::GatewayConfig;
+///
+/// let config = GatewayConfig::from_toml(r#"
+///     [[upstream]]
+///     name = "files"
+///     url = "https://files.internal/mcp"
+///     [upstream.client_credentials]
+///     issuer = "https://auth.example.com"
+///     client_id = "ferry-gateway"
+///     client_secret_env = "FILES_CLIENT_SECRET"
+///     scopes = ["files:read"]
+/// "#).unwrap();
+/// let cc = config.upstreams[0].client_credentials.as_ref().unwrap();
+/// assert_eq!(cc.client_id, "ferry-gateway");
+/// ```
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct ClientCredentials {
+    /// The only authorization server the client secret is sent to: an upstream naming
+    /// another one is refused, so a compromised upstream cannot collect the secret.
+    pub issuer: String,
+    /// The gateway's client id at that authorization server.
+    pub client_id: String,
+    /// The environment variable holding the client secret (or give the secret with
+    /// [`GatewayBuilder::client_secret`](crate::GatewayBuilder::client_secret)).
+    #[serde(default)]
+    pub client_secret_env: Option<String>,
+    /// The scopes to ask for; by default those the upstream asks for.
+    #[serde(default)]
+    pub scopes: Vec<String>,
+}
+
+impl ClientCredentials {
+    /// Client credentials for `client_id` at `issuer`, the secret in the environment
+    /// variable `secret_env`.
+    pub fn new(
+        issuer: impl Into<String>,
+        client_id: impl Into<String>,
+        secret_env: impl Into<String>,
+    ) -> Self {
+        ClientCredentials {
+            issuer: issuer.into(),
+            client_id: client_id.into(),
+            client_secret_env: Some(secret_env.into()),
+            scopes: Vec::new(),
+        }
+    }
+
+    /// The same credentials, asking for exactly `scopes`.
+    pub fn with_scopes<I: IntoIterator<Item = S>, S: Into<String>>(mut self, scopes: I) -> Self {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// Refuses a setting that is not an absolute `http://` or `https://` URL.
+fn check_http_url(setting: &str, url: &str) -> Result<(), ConfigError> {
+    if url.starts_with("http://") || url.starts_with("https://") {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid(format!(
+            "{setting}: {url:?} is not an http:// or https:// URL"
+        )))
     }
 }
 
@@ -312,6 +440,43 @@ mod tests {
             GatewayConfig::from_toml(""),
             Err(ConfigError::NoUpstream)
         ));
+    }
+
+    #[test]
+    fn credentials_and_authorization_settings_are_checked() {
+        let ok = "auth_issuer = 'https://auth.example.com'\nresource = 'https://gw.example.com/mcp'\n\
+                  [[upstream]]\nname = 'a'\nurl = 'https://a/mcp'\n\
+                  [upstream.client_credentials]\nissuer = 'https://auth.example.com'\n\
+                  client_id = 'gw'\nclient_secret_env = 'A_SECRET'";
+        let config = GatewayConfig::from_toml(ok).unwrap();
+        assert_eq!(
+            config.auth_issuer.as_deref(),
+            Some("https://auth.example.com")
+        );
+        assert!(config.upstreams[0].client_credentials.is_some());
+        let both = ok.replace(
+            "url = 'https://a/mcp'",
+            "url = 'https://a/mcp'\nbearer_env = 'T'",
+        );
+        assert!(
+            GatewayConfig::from_toml(&both).is_err(),
+            "bearer and client credentials"
+        );
+        let stdio = ok.replace("url = 'https://a/mcp'", "command = 'server --stdio'");
+        assert!(
+            GatewayConfig::from_toml(&stdio).is_err(),
+            "credentials on stdio"
+        );
+        let no_issuer = ok.replace("]\nissuer = 'https://auth.example.com'\n", "]\n");
+        assert!(
+            GatewayConfig::from_toml(&no_issuer).is_err(),
+            "the issuer is required"
+        );
+        let bad = ok.replace("auth_issuer = 'https://", "auth_issuer = 'ftp://");
+        assert!(
+            GatewayConfig::from_toml(&bad).is_err(),
+            "an issuer that is no URL"
+        );
     }
 
     #[test]

@@ -37,7 +37,7 @@ pub enum StartError {
         source: ferry_client::Error,
     },
     /// The environment variable an upstream's credential is read from is not set.
-    #[error("upstream {name}: the environment variable {var} (its bearer token) is not set")]
+    #[error("upstream {name}: the environment variable {var} (its credential) is not set")]
     MissingCredential {
         /// The upstream's name.
         name: String,

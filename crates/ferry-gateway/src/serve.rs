@@ -1,10 +1,11 @@
 //! Building the gateway and serving it over Streamable HTTP, with `GET /metrics` beside
 //! the MCP endpoint.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Arc;
 
-use ferry_auth::{AuthLayer, ResourceMetadata, StaticTokens};
+use ferry_auth::{AuthLayer, Dpop, JwtValidator, ResourceMetadata, StaticTokens};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::Server;
 use ferry_state::{KeyRing, MemoryLedger, ReplayLedger, StateGuard};
@@ -16,7 +17,7 @@ use crate::error::StartError;
 use crate::gateway::{Core, Relay, Routes};
 use crate::meter::{JsonLinesMeter, Meter, NoMeter};
 use crate::metrics::Metrics;
-use crate::upstream::Upstream;
+use crate::upstream::{Given, Secret, Upstream};
 
 /// A running gateway: the upstreams connected, Ferry's server in front of them.
 ///
@@ -36,6 +37,15 @@ pub struct Gateway {
     core: Arc<Core>,
     server: Server,
     dev_tokens: StaticTokens,
+    edge: Edge,
+}
+
+/// How the gateway's own endpoint is protected, beside the dev tokens.
+#[derive(Debug, Clone, Default)]
+struct Edge {
+    resource: Option<String>,
+    issuer: Option<String>,
+    scopes: Vec<String>,
 }
 
 impl std::fmt::Debug for Gateway {
@@ -55,7 +65,7 @@ pub struct GatewayBuilder {
     meter: Option<Arc<dyn Meter>>,
     ledger: Option<Arc<dyn ReplayLedger>>,
     keys: Option<KeyRing>,
-    tokens: std::collections::HashMap<String, crate::upstream::Secret>,
+    given: HashMap<String, Given>,
 }
 
 impl Gateway {
@@ -66,7 +76,7 @@ impl Gateway {
             meter: None,
             ledger: None,
             keys: None,
-            tokens: Default::default(),
+            given: HashMap::new(),
         }
     }
 
@@ -86,18 +96,26 @@ impl Gateway {
     }
 
     /// Serves the gateway on `listener` at `/mcp` (Streamable HTTP), with `GET /metrics`
-    /// (Prometheus text), `/healthz` and `/readyz`, until `shutdown` resolves. With dev
-    /// tokens configured, every MCP request needs one (`Authorization: Bearer`); the
-    /// client's `Authorization` is never sent upstream, each upstream gets its own
-    /// credential.
+    /// (Prometheus text), `/healthz` and `/readyz`, until `shutdown` resolves.
+    ///
+    /// With dev tokens or an authorization server configured, every MCP request needs an
+    /// access token (`Authorization: Bearer`, or `DPoP` with its proof), and the
+    /// gateway's Protected Resource Metadata is served at
+    /// `/.well-known/oauth-protected-resource/mcp`. The client's `Authorization` is never
+    /// sent upstream: each upstream gets its own credential.
     pub async fn serve(
         self,
         listener: tokio::net::TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
         let addr = listener.local_addr()?;
-        let layer = auth_layer(&self.dev_tokens, &format!("http://{addr}/mcp"))
-            .map_err(std::io::Error::other)?;
+        let resource = self
+            .edge
+            .resource
+            .clone()
+            .unwrap_or_else(|| format!("http://{addr}/mcp"));
+        let layer =
+            auth_layer(&self.dev_tokens, &self.edge, &resource).map_err(std::io::Error::other)?;
         let metrics = self.core.metrics.clone();
         let pages = axum::Router::new().route(
             "/metrics",
@@ -114,6 +132,12 @@ impl Gateway {
                 }
             }),
         );
+        // Clients find the authorization server from the metadata (RFC 9728), which
+        // needs no token.
+        let pages = match &layer {
+            Some(auth) => pages.merge(auth.metadata().router()),
+            None => pages,
+        };
         let mcp = McpService::new(self.server.clone(), HttpConfig::default());
         let result = ferry_http::serve(listener, mcp)
             .app(pages)
@@ -127,18 +151,32 @@ impl Gateway {
     }
 }
 
-/// The resource-server layer for dev tokens, when any are configured.
-fn auth_layer(tokens: &StaticTokens, resource: &str) -> Result<Option<AuthLayer>, String> {
-    if tokens.is_empty() {
-        return Ok(None);
-    }
-    let metadata = ResourceMetadata::new(resource)
-        .map_err(|e| e.to_string())?
+/// The resource-server layer, when dev tokens or an authorization server are configured:
+/// dev tokens first, then the issuer's JWTs for `resource` (bearer or DPoP-bound).
+fn auth_layer(
+    tokens: &StaticTokens,
+    edge: &Edge,
+    resource: &str,
+) -> Result<Option<AuthLayer>, String> {
+    let text = |e: ferry_auth::ConfigError| e.to_string();
+    let mut metadata = ResourceMetadata::new(resource)
+        .map_err(text)?
         .resource_name("Ferry gateway");
-    AuthLayer::builder(metadata, tokens.clone())
-        .build()
-        .map(Some)
-        .map_err(|e| e.to_string())
+    if !edge.scopes.is_empty() {
+        metadata = metadata.scopes_supported(edge.scopes.iter().cloned());
+    }
+    let layer = match &edge.issuer {
+        Some(issuer) => {
+            metadata = metadata.authorization_server(issuer).map_err(text)?;
+            let jwt = JwtValidator::builder(issuer, resource)
+                .build()
+                .map_err(text)?;
+            AuthLayer::builder(metadata, tokens.clone().or(jwt)).dpop(Dpop::allowed())
+        }
+        None if tokens.is_empty() => return Ok(None),
+        None => AuthLayer::builder(metadata, tokens.clone()),
+    };
+    layer.build().map(Some).map_err(text)
 }
 
 impl GatewayBuilder {
@@ -163,8 +201,15 @@ impl GatewayBuilder {
     /// Sends `token` as the bearer credential to the upstream `name`, instead of reading
     /// the environment variable its configuration names (for secrets kept elsewhere).
     pub fn bearer_token(mut self, name: impl Into<String>, token: impl Into<String>) -> Self {
-        self.tokens
-            .insert(name.into(), crate::upstream::Secret(token.into()));
+        self.given.entry(name.into()).or_default().bearer = Some(Secret(token.into()));
+        self
+    }
+
+    /// Uses `secret` as the client secret of the upstream `name`'s
+    /// [`client_credentials`](crate::UpstreamConfig::client_credentials), instead of
+    /// reading the environment variable they name.
+    pub fn client_secret(mut self, name: impl Into<String>, secret: impl Into<String>) -> Self {
+        self.given.entry(name.into()).or_default().client_secret = Some(Secret(secret.into()));
         self
     }
 
@@ -211,14 +256,14 @@ impl GatewayBuilder {
                 .ok_or_else(|| StartError::Auth("a dev token is written NAME=TOKEN".into()))?;
             dev_tokens = dev_tokens.with(name, token);
         }
-        let mut tokens = self.tokens;
+        let mut given = self.given;
         let connecting = config
             .upstreams
             .iter()
             .cloned()
             .map(|u| {
-                let token = tokens.remove(&u.name);
-                Upstream::connect(u, token)
+                let given = given.remove(&u.name).unwrap_or_default();
+                Upstream::connect(u, given)
             })
             .collect::<Vec<_>>();
         let upstreams = futures::future::try_join_all(connecting).await?;
@@ -233,10 +278,16 @@ impl GatewayBuilder {
             limit: crate::limit::PrincipalLimit::new(config.rate_limit),
         });
         let server = front_server(&core)?;
+        let edge = Edge {
+            resource: config.resource.clone(),
+            issuer: config.auth_issuer.clone(),
+            scopes: config.scopes_supported.clone(),
+        };
         Ok(Gateway {
             core,
             server,
             dev_tokens,
+            edge,
         })
     }
 }
@@ -254,7 +305,7 @@ fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
         resources |= caps.resources.is_some();
         completions |= caps.completions.is_some();
     }
-    let mut builder = Server::builder("ferry-gateway", env!("CARGO_PKG_VERSION")).modern_only();
+    let mut builder = Server::builder("ferry-gateway", env!("CARGO_PKG_VERSION"));
     if tools {
         builder = builder.enable_tools();
     }

@@ -1,9 +1,11 @@
 //! The servers behind the gateway: one Ferry client each, with its edge policy.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
+use ferry_oauth::{Grant, OAuthAuthorizer, StaticClient};
 use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
 use serde_json::{Map, Value};
 
@@ -61,6 +63,14 @@ impl fmt::Debug for Secret {
     }
 }
 
+/// The credentials given to the gateway's builder for one upstream, instead of the
+/// environment variables its configuration names.
+#[derive(Debug, Default)]
+pub(crate) struct Given {
+    pub(crate) bearer: Option<Secret>,
+    pub(crate) client_secret: Option<Secret>,
+}
+
 /// One connected upstream.
 pub struct Upstream {
     pub(crate) config: UpstreamConfig,
@@ -97,37 +107,72 @@ impl InputHandler for Relay {
 
 impl Upstream {
     /// Connects to the upstream `config` describes (era detection and fallback are the
-    /// client's). The bearer token is read from the environment variable the
-    /// configuration names, unless `token` is given.
+    /// client's). Its credential is the bearer token or client secret in `given`, or else
+    /// read from the environment variable the configuration names.
     pub(crate) async fn connect(
         config: UpstreamConfig,
-        token: Option<Secret>,
+        given: Given,
     ) -> Result<Upstream, StartError> {
         let name = config.name.clone();
         let mut builder = Client::builder()
             .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
             .input_handler(Relay)
             .timeout(UPSTREAM_TIMEOUT);
-        builder = match config.target()? {
-            UpstreamTarget::Http(url) => builder.http(url),
+        let target = config.target()?;
+        builder = match &target {
+            UpstreamTarget::Http(url) => builder.http(url.clone()),
             UpstreamTarget::Stdio(words) => {
                 let mut cmd = tokio::process::Command::new(&words[0]);
                 cmd.args(&words[1..]);
                 builder.stdio(cmd)
             }
         };
-        let token = match (token, &config.bearer_env) {
-            (Some(t), _) => Some(t),
-            (None, Some(var)) => Some(Secret(std::env::var(var).map_err(|_| {
-                StartError::MissingCredential {
+        let from_env = |var: &String| {
+            std::env::var(var)
+                .map(Secret)
+                .map_err(|_| StartError::MissingCredential {
                     name: name.clone(),
                     var: var.clone(),
-                }
-            })?)),
-            (None, None) => None,
+                })
         };
-        if let Some(Secret(token)) = token {
-            builder = builder.bearer_token(token);
+        if let Some(cc) = &config.client_credentials {
+            let secret = match (given.client_secret, &cc.client_secret_env) {
+                (Some(s), _) => s,
+                (None, Some(var)) => from_env(var)?,
+                (None, None) => {
+                    return Err(StartError::Auth(format!(
+                        "upstream {name}: client_credentials need client_secret_env"
+                    )));
+                }
+            };
+            let oauth = OAuthAuthorizer::builder()
+                .grant(Grant::ClientCredentials)
+                .static_client(
+                    StaticClient::new(&cc.client_id)
+                        .secret(secret.0)
+                        .issuer(&cc.issuer),
+                )
+                .build()
+                .map_err(|e| StartError::Auth(format!("upstream {name}: {e}")))?;
+            let oauth = Arc::new(oauth);
+            if let (UpstreamTarget::Http(url), false) = (&target, cc.scopes.is_empty()) {
+                let url = url::Url::parse(url)
+                    .map_err(|e| StartError::Auth(format!("upstream {name}: {e}")))?;
+                oauth
+                    .authorize_with_scopes(&url, cc.scopes.clone())
+                    .await
+                    .map_err(|e| StartError::Auth(format!("upstream {name}: {e}")))?;
+            }
+            builder = builder.shared_authorizer(oauth);
+        } else {
+            let token = match (given.bearer, &config.bearer_env) {
+                (Some(t), _) => Some(t),
+                (None, Some(var)) => Some(from_env(var)?),
+                (None, None) => None,
+            };
+            if let Some(Secret(token)) = token {
+                builder = builder.bearer_token(token);
+            }
         }
         let client = builder
             .build()

@@ -82,7 +82,7 @@ async fn a_missing_credential_variable_stops_the_gateway_from_starting() {
     let err = Gateway::builder(config).build().await.unwrap_err();
     assert!(
         err.to_string()
-            .contains("FERRY_GATEWAY_TEST_UNSET_VARIABLE (its bearer token) is not set"),
+            .contains("FERRY_GATEWAY_TEST_UNSET_VARIABLE (its credential) is not set"),
         "{err}"
     );
 }

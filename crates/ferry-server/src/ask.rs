@@ -802,7 +802,7 @@ fn resolve_vec<T: AskOutput>(asks: Vec<Ask<T>>) -> Result<Vec<T>, Interrupt> {
     }
 }
 
-fn new_elicitation_id() -> String {
+pub(crate) fn new_elicitation_id() -> String {
     use std::fmt::Write as _;
     let mut b = [0u8; 16];
     let _ = getrandom::fill(&mut b);

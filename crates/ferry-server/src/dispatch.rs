@@ -381,7 +381,6 @@ impl Server {
             }))
         };
         if let Some(hook) = &inner.forward
-            && !legacy
             && crate::forward::is_forwarded(m)
             && offers(caps, m)
         {

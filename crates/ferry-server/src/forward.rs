@@ -2,23 +2,38 @@
 //! prompts and resources live elsewhere (a gateway in front of other servers).
 //!
 //! A [`Forward`] hook set with [`ServerBuilder::forward`](crate::ServerBuilder::forward)
-//! receives every 2026-07-28 request for the feature methods the server advertises
+//! receives every request (both eras) for the feature methods the server advertises
 //! (`tools/list`, `tools/call`, `prompts/list`, `prompts/get`, `resources/list`,
 //! `resources/templates/list`, `resources/read`, `completion/complete`) after the
 //! per-request rules were checked (`_meta`, headers, version), and its value is sent as
 //! the result. The registry, argument validation and the MRTR engine are bypassed: the
 //! hook owns the result, `InputRequiredResult` and `requestState` included.
+//!
+//! A hook is written for 2026-07-28 alone, and 2025-11-25 sessions are served too: their
+//! clients cannot retry a request, so when the hook answers one of theirs with an
+//! `InputRequiredResult`, the server sends each input request to the client on the
+//! session's stream (as a server request, the way its own handlers ask there), and calls
+//! the hook again with the answers in `inputResponses` and the `requestState` echoed, up
+//! to [`MAX_FORWARDED_LEGACY_ROUNDS`] times, until it answers in full.
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
 
 use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
-use ferry_protocol::methods::Method;
+use ferry_protocol::methods::{self, Method};
 use ferry_protocol::request::Params;
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
+use crate::outbound::Outbound;
 use crate::principal::Principal;
+use crate::session::Session;
+
+/// The most rounds the server drives one forwarded call of a 2025-11-25 session.
+pub const MAX_FORWARDED_LEGACY_ROUNDS: usize = 16;
 
 /// A request handed to a [`Forward`] hook.
 #[derive(Debug, Clone)]
@@ -61,6 +76,134 @@ pub type ForwardFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>>
 pub trait Forward: Send + Sync + 'static {
     /// Computes the result of `request`. Dropping the future cancels it.
     fn forward(&self, request: ForwardRequest) -> ForwardFuture;
+}
+
+/// What a forwarded call may use besides its hook: the session of a 2025-11-25 request,
+/// and how to reach its client.
+pub(crate) struct Drive<'a> {
+    pub(crate) session: Option<&'a Arc<Session>>,
+    pub(crate) outbound: &'a Outbound,
+    pub(crate) ask_timeout: Duration,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+impl Drive<'_> {
+    /// Runs `request` through `hook`. On a 2025-11-25 session an `InputRequiredResult`
+    /// is answered here, round after round, by asking the client on the session (see the
+    /// [module](self) docs), and the complete result goes without `resultType`, which
+    /// that revision does not have.
+    pub(crate) async fn run(
+        &self,
+        hook: &dyn Forward,
+        mut request: ForwardRequest,
+    ) -> Result<Value, ErrorObject> {
+        let Some(session) = self.session else {
+            let mut result = hook.forward(request).await?;
+            complete_by_default(&mut result);
+            return Ok(result);
+        };
+        for _ in 0..MAX_FORWARDED_LEGACY_ROUNDS {
+            let mut result = hook.forward(request.clone()).await?;
+            let Value::Object(members) = &mut result else {
+                return Ok(result);
+            };
+            match members.get("resultType").and_then(Value::as_str) {
+                Some("input_required") => {}
+                Some("complete") | None => {
+                    members.remove("resultType");
+                    return Ok(result);
+                }
+                Some(other) => {
+                    return Err(ErrorObject::internal(format!(
+                        "Internal error: a {} result cannot be sent to a 2025-11-25 client",
+                        ferry_protocol::quote::quote(other)
+                    )));
+                }
+            }
+            let mut answers = Map::new();
+            if let Some(Value::Object(asks)) = members.get("inputRequests") {
+                for (key, ask) in asks {
+                    answers.insert(key.clone(), self.ask(session, ask).await?);
+                }
+            }
+            let params = &mut request.params;
+            params.insert("inputResponses".into(), Value::Object(answers));
+            match members.remove("requestState") {
+                Some(state @ Value::String(_)) => params.insert("requestState".into(), state),
+                _ => params.remove("requestState"),
+            };
+        }
+        Err(ErrorObject::internal(format!(
+            "Internal error: the call still needed input after {MAX_FORWARDED_LEGACY_ROUNDS} rounds"
+        )))
+    }
+
+    /// Sends one input request (`{method, params}`) to the session's client and waits
+    /// for its answer, with the server's ask timeout and the request's cancellation.
+    async fn ask(&self, session: &Session, ask: &Value) -> Result<Value, ErrorObject> {
+        let method = ask
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        if ![
+            methods::ELICITATION_CREATE,
+            methods::SAMPLING_CREATE_MESSAGE,
+            methods::ROOTS_LIST,
+        ]
+        .contains(&method)
+        {
+            return Err(ErrorObject::internal(format!(
+                "Internal error: {} is not an input request a client answers",
+                ferry_protocol::quote::quote(method)
+            )));
+        }
+        let mut params = ask
+            .get("params")
+            .cloned()
+            .unwrap_or_else(|| Value::Object(Map::new()));
+        // 2025-11-25 URL-mode elicitations carry an id the client may complete them by.
+        if let Value::Object(p) = &mut params
+            && p.get("mode").and_then(Value::as_str) == Some("url")
+            && !p.contains_key("elicitationId")
+        {
+            p.insert(
+                "elicitationId".into(),
+                Value::String(crate::ask::new_elicitation_id()),
+            );
+        }
+        let (id, answer) = session.register_request();
+        let message = serde_json::json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "method": method,
+            "params": params,
+        });
+        let bytes = bytes::Bytes::from(serde_json::to_vec(&message).unwrap_or_default());
+        if self.outbound.is_open() {
+            self.outbound.send(bytes).await;
+        } else {
+            session.send_standalone(bytes);
+        }
+        let answer = tokio::select! {
+            a = answer => a,
+            () = self.cancel.cancelled() => {
+                session.forget_request(&id);
+                return Err(ErrorObject::internal("Request cancelled"));
+            }
+            () = tokio::time::sleep(self.ask_timeout) => {
+                session.forget_request(&id);
+                return Err(ErrorObject::internal(
+                    "Internal error: the client did not answer in time",
+                ));
+            }
+        };
+        match answer {
+            Ok(answer) => answer,
+            Err(_) => Err(ErrorObject::internal(
+                "Internal error: the session ended before the client answered",
+            )),
+        }
+    }
 }
 
 /// A result object without `resultType` is a complete one (2026-07-28 results name

@@ -77,7 +77,7 @@ pub use context::Context;
 #[doc(hidden)]
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
-pub use forward::{Forward, ForwardFuture, ForwardRequest};
+pub use forward::{Forward, ForwardFuture, ForwardRequest, MAX_FORWARDED_LEGACY_ROUNDS};
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
 #[doc(hidden)]
 pub use listen::ListenStream;

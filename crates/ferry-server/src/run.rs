@@ -214,13 +214,18 @@ impl PendingCall {
                         Some(tasks) => crate::tasks::serve(&base, &tasks, op, &id).await,
                         None => base.error(&ErrorObject::method_not_found("tasks")),
                     },
-                    CallKind::Forward { hook, request } => match hook.forward(*request).await {
-                        Ok(mut result) => {
-                            crate::forward::complete_by_default(&mut result);
-                            Reply::result(&base.id, &result, None)
+                    CallKind::Forward { hook, request } => {
+                        let drive = crate::forward::Drive {
+                            session: base.session.as_ref(),
+                            outbound: &outbound,
+                            ask_timeout: base.server.inner.ask_timeout,
+                            cancel: &cancel,
+                        };
+                        match drive.run(&*hook, *request).await {
+                            Ok(result) => Reply::result(&base.id, &result, None),
+                            Err(e) => base.error(&e),
                         }
-                        Err(e) => base.error(&e),
-                    },
+                    }
                     CallKind::Tool { .. } | CallKind::Listen { .. } => {
                         Reply::error(Some(&base.id), &ErrorObject::internal("Internal error"))
                     }

@@ -55,6 +55,20 @@ pub async fn gateway(upstreams: Vec<UpstreamConfig>, dir: &Path, max_rounds: u32
     format!("http://{addr}")
 }
 
+/// A gateway in front of `upstreams` that needs no token; returns its base URL.
+pub async fn open_gateway(upstreams: Vec<UpstreamConfig>) -> String {
+    let mut config = GatewayConfig::default();
+    config.upstreams = upstreams;
+    let gateway = Gateway::builder(config)
+        .build()
+        .await
+        .expect("gateway starts");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+    format!("http://{addr}")
+}
+
 /// The usage log's records.
 pub fn usage(dir: &Path) -> Vec<Value> {
     std::fs::read_to_string(dir.join("usage.jsonl"))

@@ -58,7 +58,9 @@ pub(crate) async fn serve_connection<H, F, B, R, RB>(
             Ok(Some(req)) => req,
             Ok(None) | Err(Fail::Io) => return,
             Err(Fail::Reject(rejection)) => {
-                conn.answer_and_close(render(rejection)).await;
+                // Boxed: the refusal is rare, and kept inline its state would set the
+                // size of every held connection's future.
+                Box::pin(conn.answer_and_close(render(rejection))).await;
                 return;
             }
         };
