@@ -3,7 +3,9 @@
 
 use std::time::Duration;
 
-use ferry_server::{MAX_SESSION_RECORD_BYTES, SessionKey, SessionStore, SessionStoreError};
+use ferry_server::{
+    MAX_SESSION_RECORD_BYTES, SessionKey, SessionStore, SessionStoreError, check_record_size,
+};
 use futures::future::BoxFuture;
 
 use crate::{Redis, RedisError};
@@ -47,13 +49,6 @@ fn storage(e: RedisError) -> SessionStoreError {
     SessionStoreError::storage(e)
 }
 
-fn bounded(record: &[u8]) -> Result<(), SessionStoreError> {
-    if record.len() > MAX_SESSION_RECORD_BYTES {
-        return Err(SessionStoreError::TooLarge(record.len()));
-    }
-    Ok(())
-}
-
 /// A record read back, refused when over the bound.
 fn read_back(value: Option<Vec<u8>>) -> Result<Option<Vec<u8>>, SessionStoreError> {
     match value {
@@ -72,7 +67,7 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
         Box::pin(async move {
-            bounded(record)?;
+            check_record_size(record)?;
             let mut cmd = redis::cmd("SET");
             cmd.arg(self.key(key))
                 .arg(record)
@@ -90,7 +85,7 @@ impl SessionStore for RedisSessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
         Box::pin(async move {
-            bounded(record)?;
+            check_record_size(record)?;
             let mut cmd = redis::cmd("SET");
             cmd.arg(self.key(key))
                 .arg(record)

@@ -103,7 +103,7 @@ pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{LEGACY_VERSIONS, Session};
 pub use session_store::{
     DEFAULT_SESSION_REFRESH, MAX_SESSION_RECORD_BYTES, MemorySessionStore, SessionKey,
-    SessionStore, SessionStoreError,
+    SessionStore, SessionStoreError, check_record_size,
 };
 pub use tasks::{
     MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskMode, TaskOptions,

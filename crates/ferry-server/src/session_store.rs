@@ -199,7 +199,9 @@ impl fmt::Debug for MemorySessionStore {
     }
 }
 
-fn check_size(record: &[u8]) -> Result<(), SessionStoreError> {
+/// Refuses a record over [`MAX_SESSION_RECORD_BYTES`] with
+/// [`SessionStoreError::TooLarge`]: every store checks what it is asked to keep with it.
+pub fn check_record_size(record: &[u8]) -> Result<(), SessionStoreError> {
     if record.len() > MAX_SESSION_RECORD_BYTES {
         return Err(SessionStoreError::TooLarge(record.len()));
     }
@@ -214,7 +216,7 @@ impl SessionStore for MemorySessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<(), SessionStoreError>> {
         Box::pin(async move {
-            check_size(record)?;
+            check_record_size(record)?;
             let now = Instant::now();
             let mut entries = self.entries.lock();
             if entries.len() >= self.max && !entries.contains_key(key) {
@@ -237,7 +239,7 @@ impl SessionStore for MemorySessionStore {
         ttl: Duration,
     ) -> BoxFuture<'a, Result<bool, SessionStoreError>> {
         Box::pin(async move {
-            check_size(record)?;
+            check_record_size(record)?;
             if self.live(key).is_none() {
                 return Ok(false);
             }

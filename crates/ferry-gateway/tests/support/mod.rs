@@ -45,20 +45,18 @@ pub async fn gateway(upstreams: Vec<UpstreamConfig>, dir: &Path, max_rounds: u32
     config.usage_log = Some(dir.join("usage.jsonl"));
     config.max_rounds = max_rounds;
     config.dev_tokens = vec!["alice=alice-token".into(), "bob=bob-token".into()];
-    let gateway = Gateway::builder(config)
-        .build()
-        .await
-        .expect("gateway starts");
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(gateway.serve(listener, std::future::pending()));
-    format!("http://{addr}")
+    serve(config).await
 }
 
 /// A gateway in front of `upstreams` that needs no token; returns its base URL.
 pub async fn open_gateway(upstreams: Vec<UpstreamConfig>) -> String {
     let mut config = GatewayConfig::default();
     config.upstreams = upstreams;
+    serve(config).await
+}
+
+/// The gateway `config` describes, on a free loopback port; returns its base URL.
+async fn serve(config: GatewayConfig) -> String {
     let gateway = Gateway::builder(config)
         .build()
         .await
