@@ -36,7 +36,7 @@ source "$BENCH/lib.sh"
 build_servers
 say "build ($FERRY_PROFILE): ferry (the gateway)"
 (cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-cli --bin ferry)
-FERRY="$ROOT/target/$FERRY_PROFILE/ferry"
+FERRY="$FERRY_BIN/ferry"
 
 PORT[direct]="$(free_port)"
 PORT[gateway]="$(free_port)"

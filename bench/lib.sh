@@ -3,7 +3,7 @@
 # directory), the build of ferry-everything and the load generator, and the interleaved
 # rounds of a two-arm echo comparison with their report.
 #
-# Needs ROOT, BENCH and MODE set; sets WORK, PIDS, FERRY_PROFILE, BIN and LOADGEN.
+# Needs ROOT, BENCH and MODE set; sets WORK, PIDS, FERRY_PROFILE, FERRY_BIN, BIN and LOADGEN.
 
 say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
 
@@ -29,17 +29,23 @@ free_port() {
   done
 }
 
-# Figures come from the fully optimised `dist` profile; smoke mode checks the harness, not
-# the figures, and builds the quicker `release` profile.
+# Figures come from the fully optimised `dist` profile (the bench workspace's `release`);
+# smoke mode checks the harness, not the figures, and uses debug builds, which CI has
+# already made by then. Sets FERRY_BIN, the directory of the main workspace's binaries.
 build_servers() {
+  local bench_profile=release
   FERRY_PROFILE=dist
-  [[ $MODE == smoke ]] && FERRY_PROFILE=release
+  [[ $MODE == smoke ]] && { FERRY_PROFILE=dev; bench_profile=dev; }
   say "build ($FERRY_PROFILE): ferry-everything and loadgen"
   (cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
-  (cd "$BENCH" && cargo build --release --quiet --locked -p loadgen)
-  LOADGEN="$BENCH/target/release/loadgen"
-  BIN="$ROOT/target/$FERRY_PROFILE/ferry-everything"
+  (cd "$BENCH" && cargo build --profile "$bench_profile" --quiet --locked -p loadgen)
+  FERRY_BIN="$ROOT/target/$(out_dir "$FERRY_PROFILE")"
+  LOADGEN="$BENCH/target/$(out_dir "$bench_profile")/loadgen"
+  BIN="$FERRY_BIN/ferry-everything"
 }
+
+# `out_dir PROFILE`: the directory under target/ a profile builds into.
+out_dir() { if [[ $1 == dev ]]; then echo debug; else echo "$1"; fi; }
 
 # The arms of a comparison: each arm's port, and the bearer token its requests carry (none
 # when unset).

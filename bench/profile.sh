@@ -13,7 +13,8 @@
 # its figures are the gateway's own work per call (it has no stdio figure). The profiles
 # stay in bench/results/profile/ for callgrind_annotate, with the top
 # functions by instructions per call beside them (*.percall.txt, from percall.py). Run
-# bench/run.sh (or --quick/--smoke) first: this script uses the binaries it builds.
+# bench/run.sh (or --quick) first: this script uses the binaries it builds, or build them
+# with `cargo build --release -p ferry-everything` and `(cd bench && cargo build --release)`.
 # FERRY_EVERYTHING=PATH profiles another build of ferry-everything as `ferry` (to compare
 # two builds: run once with each, then callgrind_annotate the two profiles).
 set -euo pipefail
@@ -36,14 +37,14 @@ read -r -a SERVER_LIST <<<"$SERVERS"
 
 command -v valgrind >/dev/null 2>&1 || { echo "profile.sh: valgrind is needed (apt-get install valgrind)" >&2; exit 1; }
 LOADGEN="$BENCH/target/release/loadgen"
-[[ -x "$LOADGEN" ]] || { echo "profile.sh: build first (bench/run.sh --smoke)" >&2; exit 1; }
+[[ -x "$LOADGEN" ]] || { echo "profile.sh: build first (bench/run.sh --quick, or cargo build --release in bench/)" >&2; exit 1; }
 mkdir -p "$OUT"
 
 binary() {
   case "$1" in
     ceiling) echo "$BENCH/target/release/ceiling" ;;
     ferry)
-      # The binary bench/run.sh measured: dist for figures, release after a smoke run.
+      # The binary bench/run.sh measured (dist), else the everyday release build.
       if [[ -n "${FERRY_EVERYTHING:-}" ]]; then echo "$FERRY_EVERYTHING"
       elif [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
       else echo "$ROOT/target/release/ferry-everything"; fi ;;

@@ -12,8 +12,8 @@
 #
 #   bench/run.sh            3 rounds x 10 s per figure (about 20 minutes)
 #   bench/run.sh --quick    1 round x 2 s
-#   bench/run.sh --smoke    CI: 1 round x 1 s, 200 listen streams; checks that every
-#                           server answers correctly and the table is complete
+#   bench/run.sh --smoke    CI: 1 round x 1 s, 200 listen streams, debug builds; checks
+#                           that every server answers correctly and the table is complete
 #
 # Options: --rounds N, --duration SECS, --connections N, --many N (the many-connections
 # figures, 1000), --text-bytes N (the large echo, 10240), --streams N, --flood SECS,
@@ -95,14 +95,20 @@ if [[ " ${SERVER_LIST[*]} " == *" python "* ]]; then
 fi
 
 # ---------------------------------------------------------------- builds
-# Figures come from the fully optimised `dist` profile; smoke mode checks the harness, not
-# the figures, and builds the quicker `release` profile.
+# Figures come from the fully optimised `dist` profile (the bench workspace's `release`);
+# smoke mode checks the harness, not the figures, and uses debug builds, which CI has
+# already made by then.
 FERRY_PROFILE=dist
-[[ $MODE == smoke ]] && FERRY_PROFILE=release
+BENCH_PROFILE=release
+[[ $MODE == smoke ]] && { FERRY_PROFILE=dev; BENCH_PROFILE=dev; }
+# `out_dir PROFILE`: the directory under target/ a profile builds into.
+out_dir() { if [[ $1 == dev ]]; then echo debug; else echo "$1"; fi; }
+FERRY_BIN="$ROOT/target/$(out_dir "$FERRY_PROFILE")"
+BENCH_BIN="$BENCH/target/$(out_dir "$BENCH_PROFILE")"
 say "build ($FERRY_PROFILE): ferry-everything, and the bench workspace (ceiling, rmcp-echo, loadgen)"
 (cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
-(cd "$BENCH" && cargo build --release --quiet --locked)
-LOADGEN="$BENCH/target/release/loadgen"
+(cd "$BENCH" && cargo build --profile "$BENCH_PROFILE" --quiet --locked)
+LOADGEN="$BENCH_BIN/loadgen"
 
 # ---------------------------------------------------------------- machine set-up
 if (( $(nproc) < 2 )); then
@@ -144,13 +150,13 @@ load() { taskset -c "$LOAD_CPU" "$@"; }
 server_argv() {
   local name="$1" mode="$2" port="${3:-}"
   case "$name" in
-    ceiling) ARGV=("$BENCH/target/release/ceiling") ;;
+    ceiling) ARGV=("$BENCH_BIN/ceiling") ;;
     ferry)
-      ARGV=("$ROOT/target/$FERRY_PROFILE/ferry-everything")
+      ARGV=("$FERRY_BIN/ferry-everything")
       read -r -a extra <<<"$FERRY_ARGS"
       ARGV+=("${extra[@]}")
       ;;
-    rmcp) ARGV=("$BENCH/target/release/rmcp-echo") ;;
+    rmcp) ARGV=("$BENCH_BIN/rmcp-echo") ;;
     python) ARGV=("$VENV/bin/python" "$BENCH/python/server.py") ;;
     *) warn "unknown server $name"; exit 2 ;;
   esac

@@ -16,7 +16,7 @@
 # whether anything grows over time, not how fast the server is (bench/run.sh does that).
 #
 # Build first: cargo build --release -p ferry-everything, and the bench's loadgen
-# (bench/run.sh --smoke builds both). Everything is on 127.0.0.1.
+# ((cd bench && cargo build --release -p loadgen)). Everything is on 127.0.0.1.
 set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -38,7 +38,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -x "$BINARY" ]] || { echo "soak.sh: no server at $BINARY (build it first)" >&2; exit 1; }
-[[ -x "$LOADGEN" ]] || { echo "soak.sh: no loadgen at $LOADGEN (bench/run.sh --smoke)" >&2; exit 1; }
+[[ -x "$LOADGEN" ]] || { echo "soak.sh: no loadgen at $LOADGEN (cd bench && cargo build --release -p loadgen)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "soak.sh: python3 is needed" >&2; exit 1; }
 
 OUT="$BENCH/results"

@@ -142,12 +142,41 @@ impl AskKind {
     }
 }
 
+/// A form's schema with what every round needs of it, computed once: its JSON, sent in
+/// each `InputRequest`, and the digest of that JSON, which pins answers to the question
+/// (see [`AskSpec::question_digest`]). A typed form's is built once per process.
+#[derive(Debug)]
+pub(crate) struct PreparedSchema {
+    schema: FormSchema,
+    json: Box<RawValue>,
+    digest: [u8; 32],
+}
+
+impl PreparedSchema {
+    pub(crate) fn new(schema: FormSchema) -> PreparedSchema {
+        use sha2::Digest as _;
+        let json =
+            serde_json::value::to_raw_value(&schema).unwrap_or_else(|_| RawValue::NULL.to_owned());
+        let digest = sha2::Sha256::digest(json.get().as_bytes()).into();
+        PreparedSchema {
+            schema,
+            json,
+            digest,
+        }
+    }
+
+    /// The schema itself.
+    pub(crate) fn schema(&self) -> &FormSchema {
+        &self.schema
+    }
+}
+
 /// What one ask sends: the `InputRequest` payload.
 #[derive(Clone, Debug)]
 pub(crate) enum AskSpec {
     Form {
         message: String,
-        schema: Arc<FormSchema>,
+        schema: Arc<PreparedSchema>,
     },
     Url {
         message: String,
@@ -184,7 +213,7 @@ impl AskSpec {
             mode: Option<&'static str>,
             message: &'a str,
             #[serde(rename = "requestedSchema")]
-            requested_schema: &'a FormSchema,
+            requested_schema: &'a RawValue,
         }
         #[derive(Serialize)]
         struct UrlParams<'a> {
@@ -200,7 +229,7 @@ impl AskSpec {
                 params: FormParams {
                     mode: legacy.is_none().then_some("form"),
                     message,
-                    requested_schema: schema,
+                    requested_schema: &schema.json,
                 },
             }),
             AskSpec::Url { message, url } => serde_json::value::to_raw_value(&Request {
@@ -225,21 +254,32 @@ impl AskSpec {
         raw.unwrap_or_else(|_| RawValue::NULL.to_owned())
     }
 
-    /// A digest of the question (its `InputRequest` as sent on 2026-07-28), which an
-    /// answer is pinned to. A URL ask is pinned to its message only: its link is often
-    /// minted afresh on every round (a signed, short-lived URL), and what the user
-    /// consented to is the message.
+    /// A digest of the question, which an answer is pinned to: its kind and message, and
+    /// for a form the digest of its schema's JSON (computed once per schema), for sampling
+    /// its whole params. A URL ask is pinned to its message only: its link is often minted
+    /// afresh on every round (a signed, short-lived URL), and what the user consented to
+    /// is the message.
     pub(crate) fn question_digest(&self) -> String {
-        match self {
-            AskSpec::Url { message, .. } => {
-                let stable = AskSpec::Url {
-                    message: message.clone(),
-                    url: String::new(),
-                };
-                question_digest(&stable.to_input_request(None))
-            }
-            _ => question_digest(&self.to_input_request(None)),
+        use sha2::Digest as _;
+        fn text(hasher: &mut sha2::Sha256, text: &str) {
+            hasher.update((text.len() as u64).to_le_bytes());
+            hasher.update(text.as_bytes());
         }
+        let mut hasher = sha2::Sha256::new();
+        text(&mut hasher, self.kind().as_str());
+        match self {
+            AskSpec::Form { message, schema } => {
+                text(&mut hasher, message);
+                hasher.update(schema.digest);
+            }
+            AskSpec::Url { message, .. } => text(&mut hasher, message),
+            AskSpec::Sampling(params) => text(
+                &mut hasher,
+                &serde_json::to_string(params).unwrap_or_default(),
+            ),
+            AskSpec::Roots | AskSpec::Invalid(_) => {}
+        }
+        question_digest(&hasher.finalize())
     }
 
     /// Logs the once-per-process deprecation warning for sampling sent to a client.
@@ -349,6 +389,7 @@ fn accepted_content<'a>(
         Some(c) => std::borrow::Cow::Borrowed(c),
         None => std::borrow::Cow::Owned(Map::new()),
     };
+    let schema = schema.schema();
     schema
         .validate_content(&content)
         .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))?;
@@ -369,7 +410,7 @@ impl<T: Form + Send + 'static> AskOutput for Elicitation<T> {
                 };
                 let empty = Map::new();
                 // The schema of the ask is `T`'s own, built once per type (`form_spec`).
-                ferry_form::parse_content_with::<T>(schema, content.unwrap_or(&empty))
+                ferry_form::parse_content_with::<T>(schema.schema(), content.unwrap_or(&empty))
                     .map(Elicitation::Accept)
                     .map_err(|e| AnswerProblemRef(AnswerProblem::Unacceptable(e.to_string())))
             }
@@ -815,7 +856,7 @@ pub(crate) fn new_elicitation_id() -> String {
 
 /// Builds a form ask for `T`. Each type's schema is built once per process.
 pub(crate) fn form_spec<T: Form + 'static>(message: String) -> AskSpec {
-    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, Arc<FormSchema>>>> = OnceLock::new();
+    static SCHEMAS: OnceLock<RwLock<HashMap<TypeId, Arc<PreparedSchema>>>> = OnceLock::new();
     let cache = SCHEMAS.get_or_init(Default::default);
     let id = TypeId::of::<T>();
     let cached = cache.read().get(&id).cloned();
@@ -824,7 +865,7 @@ pub(crate) fn form_spec<T: Form + 'static>(message: String) -> AskSpec {
         None => cache
             .write()
             .entry(id)
-            .or_insert_with(|| Arc::new(T::form_schema()))
+            .or_insert_with(|| Arc::new(PreparedSchema::new(T::form_schema())))
             .clone(),
     };
     AskSpec::Form { message, schema }
@@ -845,10 +886,72 @@ pub(crate) fn sampling_spec(
     }
 }
 
-/// The digest of a serialized `InputRequest`: 128 bits of SHA-256, base64url.
-pub(crate) fn question_digest(request: &RawValue) -> String {
+/// A question's digest as sealed in the state: 128 bits of its SHA-256, base64url.
+fn question_digest(hash: &[u8]) -> String {
     use base64::Engine as _;
-    use sha2::Digest as _;
-    let hash = sha2::Sha256::digest(request.get().as_bytes());
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&hash[..16])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn form(message: &str, schema: Value) -> AskSpec {
+        let schema = FormSchema::from_value(schema).expect("a flat form schema");
+        AskSpec::Form {
+            message: message.to_owned(),
+            schema: Arc::new(PreparedSchema::new(schema)),
+        }
+    }
+
+    fn confirm_schema(title: &str) -> Value {
+        json!({"type": "object", "properties": {"confirm": {"type": "boolean", "title": title}}})
+    }
+
+    #[test]
+    fn a_question_digest_follows_its_message_and_schema() {
+        let asked = form("Delete a?", confirm_schema("Confirm")).question_digest();
+        assert_eq!(
+            asked,
+            form("Delete a?", confirm_schema("Confirm")).question_digest()
+        );
+        assert_ne!(
+            asked,
+            form("Delete b?", confirm_schema("Confirm")).question_digest()
+        );
+        assert_ne!(
+            asked,
+            form("Delete a?", confirm_schema("Sure?")).question_digest()
+        );
+        let url = |message: &str, url: &str| AskSpec::Url {
+            message: message.to_owned(),
+            url: url.to_owned(),
+        };
+        // A URL ask's link may be minted afresh each round: only its message counts.
+        assert_eq!(
+            url("Sign in", "https://a.example/1").question_digest(),
+            url("Sign in", "https://a.example/2").question_digest()
+        );
+        assert_ne!(
+            url("Sign in", "x").question_digest(),
+            url("Pay", "x").question_digest()
+        );
+        // The kind is part of the question: a URL ask and a form with one message differ.
+        assert_ne!(url("Delete a?", "x").question_digest(), asked);
+    }
+
+    #[test]
+    fn a_form_input_request_carries_its_prepared_schema() {
+        let spec = form("Delete a?", confirm_schema("Confirm"));
+        let request: Value = serde_json::from_str(spec.to_input_request(None).get()).unwrap();
+        assert_eq!(request["method"], "elicitation/create");
+        assert_eq!(request["params"]["mode"], "form");
+        assert_eq!(request["params"]["message"], "Delete a?");
+        assert_eq!(
+            request["params"]["requestedSchema"]["properties"]["confirm"]["title"],
+            "Confirm"
+        );
+        let legacy: Value = serde_json::from_str(spec.to_input_request(Some(None)).get()).unwrap();
+        assert!(legacy["params"].get("mode").is_none());
+    }
 }

@@ -267,7 +267,7 @@ impl Context {
             self.clone(),
             AskSpec::Form {
                 message: message.into(),
-                schema: std::sync::Arc::new(schema),
+                schema: std::sync::Arc::new(crate::ask::PreparedSchema::new(schema)),
             },
         )
     }
