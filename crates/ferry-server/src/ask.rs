@@ -292,29 +292,67 @@ impl AskSpec {
     /// Refuses the ask when this request's client capabilities do not allow it
     /// (mrtr.mdx: never send what the client did not declare; -32021 instead).
     pub(crate) fn check_capabilities(&self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
-        if let AskSpec::Invalid(e) = self {
-            return Err(e.clone());
+        let needs = match self {
+            AskSpec::Invalid(e) => return Err(e.clone()),
+            AskSpec::Form { .. } => Needs::Form,
+            AskSpec::Url { .. } => Needs::Url,
+            AskSpec::Sampling(params) => Needs::sampling(params),
+            AskSpec::Roots => Needs::Roots,
+        };
+        needs.check(caps)
+    }
+}
+
+/// The client capability an input request needs.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Needs {
+    Form,
+    Url,
+    Sampling { tools: bool },
+    Roots,
+}
+
+impl Needs {
+    /// What a `sampling/createMessage` with these params needs: sampling, and its tools
+    /// sub-capability when the request offers tools.
+    fn sampling(params: &Value) -> Needs {
+        Needs::Sampling {
+            tools: params.get("tools").is_some() || params.get("toolChoice").is_some(),
         }
+    }
+
+    /// What an `InputRequest` (`{method, params}`) needs; `None` for a method that is no
+    /// input request.
+    pub(crate) fn of_input_request(request: &Value) -> Option<Needs> {
+        let params = request.get("params").unwrap_or(&Value::Null);
+        match request.get("method").and_then(Value::as_str)? {
+            methods::ELICITATION_CREATE => Some(match params.get("mode").and_then(Value::as_str) {
+                Some("url") => Needs::Url,
+                _ => Needs::Form,
+            }),
+            methods::SAMPLING_CREATE_MESSAGE => Some(Needs::sampling(params)),
+            methods::ROOTS_LIST => Some(Needs::Roots),
+            _ => None,
+        }
+    }
+
+    /// Refuses with -32021 and the capability missing from `caps`.
+    pub(crate) fn check(self, caps: &ClientCapabilities) -> Result<(), ErrorObject> {
         let missing = match self {
-            AskSpec::Form { .. } if !caps.supports_elicitation_form() => Some((
+            Needs::Form if !caps.supports_elicitation_form() => Some((
                 "elicitation (form mode)",
                 required(&["elicitation", "form"]),
             )),
-            AskSpec::Url { .. } if !caps.supports_elicitation_url() => {
+            Needs::Url if !caps.supports_elicitation_url() => {
                 Some(("elicitation (URL mode)", required(&["elicitation", "url"])))
             }
-            AskSpec::Sampling(params) => {
-                let needs_tools =
-                    params.get("tools").is_some() || params.get("toolChoice").is_some();
-                if !caps.supports_sampling() {
-                    Some(("sampling", required(&["sampling"])))
-                } else if needs_tools && !caps.supports_sampling_tools() {
-                    Some(("sampling with tools", required(&["sampling", "tools"])))
-                } else {
-                    None
-                }
+            Needs::Sampling { .. } if !caps.supports_sampling() => {
+                Some(("sampling", required(&["sampling"])))
             }
-            AskSpec::Roots if !caps.supports_roots() => Some(("roots", required(&["roots"]))),
+            Needs::Sampling { tools: true } if !caps.supports_sampling_tools() => {
+                Some(("sampling with tools", required(&["sampling", "tools"])))
+            }
+            Needs::Roots if !caps.supports_roots() => Some(("roots", required(&["roots"]))),
             _ => None,
         };
         match missing {

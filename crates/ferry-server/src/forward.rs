@@ -14,7 +14,10 @@
 //! `InputRequiredResult`, the server sends each input request to the client on the
 //! session's stream (as a server request, the way its own handlers ask there), and calls
 //! the hook again with the answers in `inputResponses` and the `requestState` echoed, up
-//! to [`MAX_FORWARDED_LEGACY_ROUNDS`] times, until it answers in full.
+//! to [`MAX_FORWARDED_LEGACY_ROUNDS`] times, until it answers in full. Only what the
+//! session's client declared is sent: a round with an input request it has no capability
+//! for fails the call with -32021 (the capability missing) before any of that round's
+//! requests go out.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -23,11 +26,12 @@ use std::time::Duration;
 
 use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
-use ferry_protocol::methods::{self, Method};
+use ferry_protocol::methods::Method;
 use ferry_protocol::request::Params;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::ask::Needs;
 use crate::outbound::Outbound;
 use crate::principal::Principal;
 use crate::session::Session;
@@ -122,6 +126,21 @@ impl Drive<'_> {
             }
             let mut answers = Map::new();
             if let Some(Value::Object(asks)) = members.get("inputRequests") {
+                // Every input request is checked before the first is sent, so the user is
+                // not asked one question of a call that then fails on the next.
+                for ask in asks.values() {
+                    let needs = Needs::of_input_request(ask).ok_or_else(|| {
+                        ErrorObject::internal(format!(
+                            "Internal error: {} is not an input request a client answers",
+                            ferry_protocol::quote::quote(
+                                ask.get("method")
+                                    .and_then(Value::as_str)
+                                    .unwrap_or_default()
+                            )
+                        ))
+                    })?;
+                    needs.check(&request.client_capabilities)?;
+                }
                 for (key, ask) in asks {
                     answers.insert(key.clone(), self.ask(session, ask).await?);
                 }
@@ -138,25 +157,15 @@ impl Drive<'_> {
         )))
     }
 
-    /// Sends one input request (`{method, params}`) to the session's client and waits
-    /// for its answer, with the server's ask timeout and the request's cancellation.
+    /// Sends one input request (`{method, params}`, checked by `run`) to the session's
+    /// client and waits for its answer, with the server's ask timeout and the request's
+    /// cancellation.
     async fn ask(&self, session: &Session, ask: &Value) -> Result<Value, ErrorObject> {
+        // `run` checked the method is an input request's.
         let method = ask
             .get("method")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        if ![
-            methods::ELICITATION_CREATE,
-            methods::SAMPLING_CREATE_MESSAGE,
-            methods::ROOTS_LIST,
-        ]
-        .contains(&method)
-        {
-            return Err(ErrorObject::internal(format!(
-                "Internal error: {} is not an input request a client answers",
-                ferry_protocol::quote::quote(method)
-            )));
-        }
         let mut params = ask
             .get("params")
             .cloned()
