@@ -16,25 +16,12 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
-LOAD_CPU=0; SERVER_CPU=1
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
-    --rounds) ROUNDS="$2"; shift 2 ;;
-    --duration) DURATION="$2"; shift 2 ;;
-    --connections) CONNECTIONS="$2"; shift 2 ;;
-    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
-    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "auth.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
-command -v node >/dev/null || { echo "auth.sh: node is missing" >&2; exit 1; }
-
+HELP_LINES="2,14"
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
+parse_options "$@"
+command -v node >/dev/null || { echo "auth.sh: node is missing" >&2; exit 1; }
+
 AS_DIR="$ROOT/tools/oidc-provider"
 if [[ ! -d "$AS_DIR/node_modules/oidc-provider" ]]; then
   say "install the authorization server (npm ci --prefix tools/oidc-provider)"

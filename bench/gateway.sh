@@ -15,24 +15,11 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
-LOAD_CPU=0; SERVER_CPU=1
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
-    --rounds) ROUNDS="$2"; shift 2 ;;
-    --duration) DURATION="$2"; shift 2 ;;
-    --connections) CONNECTIONS="$2"; shift 2 ;;
-    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
-    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "gateway.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
-
+HELP_LINES="2,13"
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
+parse_options "$@"
+
 build_servers
 say "build ($FERRY_PROFILE): ferry (the gateway)"
 (cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-cli --bin ferry)

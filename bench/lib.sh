@@ -3,9 +3,43 @@
 # directory), the build of ferry-everything and the load generator, and the interleaved
 # rounds of a two-arm echo comparison with their report.
 #
-# Needs ROOT, BENCH and MODE set; sets WORK, PIDS, FERRY_PROFILE, FERRY_BIN, BIN and LOADGEN.
+# Needs ROOT and BENCH set. `parse_options` reads the options every comparison script
+# takes; `build_servers` sets FERRY_PROFILE, FERRY_BIN, BIN and LOADGEN; sourcing sets WORK
+# and PIDS.
 
 say() { printf '\n==> %s (%s)\n' "$*" "$(date -u +%H:%M:%S)" >&2; }
+
+# `parse_options "$@"`: --smoke, --rounds N, --duration SECS, --connections N, --load-cpu N,
+# --server-cpu N and -h/--help (the script's header, lines HELP_LINES, e.g. "2,14"), into
+# MODE, ROUNDS, DURATION, WARMUP, CONNECTIONS, LOAD_CPU and SERVER_CPU. A script's own
+# valued options are named in the associative array EXTRA_OPTIONS (option -> variable).
+# On one CPU, load and servers share CPU 0.
+if ! declare -p EXTRA_OPTIONS >/dev/null 2>&1; then declare -A EXTRA_OPTIONS=(); fi
+parse_options() {
+  local script
+  script=$(basename "$0")
+  MODE=full; ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; LOAD_CPU=0; SERVER_CPU=1
+  while [[ $# -gt 0 ]]; do
+    case "$1" in
+      --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
+      --rounds) ROUNDS="$2"; shift 2 ;;
+      --duration) DURATION="$2"; shift 2 ;;
+      --connections) CONNECTIONS="$2"; shift 2 ;;
+      --load-cpu) LOAD_CPU="$2"; shift 2 ;;
+      --server-cpu) SERVER_CPU="$2"; shift 2 ;;
+      -h|--help) sed -n "${HELP_LINES}p" "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+      *)
+        if [[ -n "${EXTRA_OPTIONS[$1]:-}" && $# -ge 2 ]]; then
+          printf -v "${EXTRA_OPTIONS[$1]}" '%s' "$2"
+          shift 2
+        else
+          echo "$script: unknown option $1" >&2
+          exit 2
+        fi ;;
+    esac
+  done
+  if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
+}
 
 WORK="$(mktemp -d)"
 PIDS=()

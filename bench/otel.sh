@@ -14,24 +14,11 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
-LOAD_CPU=0; SERVER_CPU=1
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
-    --rounds) ROUNDS="$2"; shift 2 ;;
-    --duration) DURATION="$2"; shift 2 ;;
-    --connections) CONNECTIONS="$2"; shift 2 ;;
-    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
-    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "otel.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; fi
-
+HELP_LINES="2,13"
 # shellcheck source=bench/lib.sh
 source "$BENCH/lib.sh"
+parse_options "$@"
+
 build_servers
 AGENT="${FERRY_ROTEL_AGENT:-$(python3 -c "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))" 2>/dev/null || true)}"
 [[ -x "$AGENT" ]] || { echo "otel.sh: rotel-agent is missing (python3 -m pip install rotel)" >&2; exit 1; }

@@ -18,28 +18,17 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-ROUNDS=3; DURATION=10; WARMUP=1; CONNECTIONS=32; MODE=full
-LOAD_CPU=0; SERVER_CPU=1; REDIS_CPU=0
-while [[ $# -gt 0 ]]; do
-  case "$1" in
-    --smoke) MODE=smoke; ROUNDS=1; DURATION=1; WARMUP=0; shift ;;
-    --rounds) ROUNDS="$2"; shift 2 ;;
-    --duration) DURATION="$2"; shift 2 ;;
-    --connections) CONNECTIONS="$2"; shift 2 ;;
-    --load-cpu) LOAD_CPU="$2"; shift 2 ;;
-    --server-cpu) SERVER_CPU="$2"; shift 2 ;;
-    --redis-cpu) REDIS_CPU="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
-    *) echo "redis.sh: unknown option $1" >&2; exit 2 ;;
-  esac
-done
-if (( $(nproc) < 2 )); then LOAD_CPU=0; SERVER_CPU=0; REDIS_CPU=0; fi
+HELP_LINES="2,12"
+REDIS_CPU=0
+declare -A EXTRA_OPTIONS=([--redis-cpu]=REDIS_CPU)
+# shellcheck source=bench/lib.sh
+source "$BENCH/lib.sh"
+parse_options "$@"
+if (( $(nproc) < 2 )); then REDIS_CPU=0; fi
 command -v redis-server >/dev/null || { echo "redis.sh: redis-server is missing" >&2; exit 1; }
 NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 [[ -x "$NGINX" ]] || { echo "redis.sh: nginx is missing" >&2; exit 1; }
 
-# shellcheck source=bench/lib.sh
-source "$BENCH/lib.sh"
 # shellcheck source=deploy/nginx.sh
 source "$ROOT/deploy/nginx.sh"
 build_servers
