@@ -569,6 +569,25 @@ mod tests {
     }
 
     #[test]
+    fn envelope_reads_only_its_members() {
+        // Valid JSON a `Value` cannot hold, in a member the envelope skips: the envelope
+        // reads the message; the strict reader, which reads every member, refuses it.
+        let skipped = br#"{"jsonrpc":"2.0","other":900e0709551614,"method":"ping"}"#;
+        let n = Envelope::parse(skipped).unwrap().classify().unwrap();
+        assert!(matches!(n, Incoming::Notification { ref method, .. } if method == "ping"));
+        assert!(serde_json::from_slice::<JsonRpcMessage>(skipped).is_err());
+        // Inside params it stays raw until the method's typed params read it, and refuse it.
+        let in_params = br#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"n":1e999}}"#;
+        let Incoming::Request { params, .. } =
+            Envelope::parse(in_params).unwrap().classify().unwrap()
+        else {
+            panic!("a request");
+        };
+        let raw = params.expect("raw params");
+        assert!(serde_json::from_str::<serde_json::Value>(raw.get()).is_err());
+    }
+
+    #[test]
     fn message_round_trip() {
         let text = r#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete"}}"#;
         let msg: JsonRpcMessage = serde_json::from_str(text).unwrap();
