@@ -28,6 +28,10 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N")]
     pub max_rounds: Option<u32>,
 
+    /// The most items in one page of a merged list (default 100).
+    #[arg(long, value_name = "N")]
+    pub page_size: Option<usize>,
+
     /// Append one JSON line per round trip to this file.
     #[arg(long, value_name = "FILE")]
     pub usage_log: Option<PathBuf>,
@@ -78,6 +82,9 @@ impl GatewayArgs {
         }
         if let Some(n) = self.max_rounds {
             config.max_rounds = n;
+        }
+        if let Some(n) = self.page_size {
+            config.page_size = n;
         }
         if let Some(path) = &self.usage_log {
             config.usage_log = Some(path.clone());

@@ -15,6 +15,9 @@ pub const MAX_UPSTREAM_NAME: usize = 32;
 /// The default cap on rounds (round trips) of one logical call.
 pub const DEFAULT_MAX_ROUNDS: u32 = 8;
 
+/// The default number of items in one page of a merged list.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+
 /// The gateway's settings.
 ///
 /// ```
@@ -48,6 +51,10 @@ pub struct GatewayConfig {
     /// The most rounds one logical call may take before the gateway ends it.
     #[serde(default = "default_max_rounds")]
     pub max_rounds: u32,
+    /// The most items one page of a merged list holds (`tools/list` and the others);
+    /// a longer list ends its page with a `nextCursor`.
+    #[serde(default = "default_page_size")]
+    pub page_size: usize,
     /// Append a JSON line per round trip to this file.
     #[serde(default)]
     pub usage_log: Option<PathBuf>,
@@ -90,6 +97,9 @@ fn default_listen() -> String {
 fn default_max_rounds() -> u32 {
     DEFAULT_MAX_ROUNDS
 }
+fn default_page_size() -> usize {
+    DEFAULT_PAGE_SIZE
+}
 fn default_state_ttl() -> u64 {
     300
 }
@@ -100,6 +110,7 @@ impl Default for GatewayConfig {
             listen: default_listen(),
             upstreams: Vec::new(),
             max_rounds: DEFAULT_MAX_ROUNDS,
+            page_size: DEFAULT_PAGE_SIZE,
             usage_log: None,
             redis: None,
             state_ttl_secs: default_state_ttl(),
@@ -148,6 +159,9 @@ impl GatewayConfig {
         }
         if self.max_rounds == 0 {
             return Err(ConfigError::Invalid("max_rounds must be at least 1".into()));
+        }
+        if self.page_size == 0 {
+            return Err(ConfigError::Invalid("page_size must be at least 1".into()));
         }
         let mut seen = BTreeSet::new();
         for u in &self.upstreams {

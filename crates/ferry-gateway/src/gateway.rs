@@ -26,6 +26,7 @@ pub(crate) struct Core {
     pub(crate) meter: Arc<dyn Meter>,
     pub(crate) metrics: Arc<Metrics>,
     pub(crate) max_rounds: u32,
+    pub(crate) page_size: usize,
     pub(crate) routes: RwLock<Routes>,
     pub(crate) limit: Option<crate::limit::PrincipalLimit>,
 }
@@ -54,16 +55,12 @@ impl Forward for Relay {
                 return Err(e);
             }
             let params = request.params;
+            let list = |member, rename| core.page(request.method, member, rename, &params);
             match request.method {
-                methods::TOOLS_LIST => core.list(methods::TOOLS_LIST, "tools", true).await,
-                methods::PROMPTS_LIST => core.list(methods::PROMPTS_LIST, "prompts", true).await,
-                methods::RESOURCES_LIST => {
-                    core.list(methods::RESOURCES_LIST, "resources", false).await
-                }
-                methods::RESOURCES_TEMPLATES_LIST => {
-                    core.list(methods::RESOURCES_TEMPLATES_LIST, "resourceTemplates", true)
-                        .await
-                }
+                methods::TOOLS_LIST => list("tools", true).await,
+                methods::PROMPTS_LIST => list("prompts", true).await,
+                methods::RESOURCES_LIST => list("resources", false).await,
+                methods::RESOURCES_TEMPLATES_LIST => list("resourceTemplates", true).await,
                 methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
                     let caps = &request.client_capabilities;
                     core.call(request.method, params, principal.as_deref(), caps)
@@ -78,9 +75,66 @@ impl Forward for Relay {
     }
 }
 
+/// The gateway's list cursors: the merged list's offset, `at:N` in base64url.
+const CURSOR_PREFIX: &str = "at:";
+
+fn encode_cursor(offset: usize) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{offset}"))
+}
+
+fn decode_cursor(cursor: &str) -> Result<usize, ErrorObject> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(cursor)
+        .map_err(|_| invalid_cursor())?;
+    std::str::from_utf8(&bytes)
+        .ok()
+        .and_then(|t| t.strip_prefix(CURSOR_PREFIX))
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(invalid_cursor)
+}
+
+/// server/utilities/pagination: an invalid cursor is -32602.
+fn invalid_cursor() -> ErrorObject {
+    ErrorObject::invalid_params("Invalid cursor")
+}
+
 impl Core {
     fn namespaced(&self) -> bool {
         self.upstreams.len() > 1
+    }
+
+    /// One page of a merged list: the items after the request's `cursor` (the gateway's
+    /// own), at most `page_size` of them, and a `nextCursor` when more follow.
+    ///
+    /// The merged list is read again from the upstreams for every page, so any instance
+    /// serves any page; an upstream whose list changes between pages may shift its items
+    /// by as many places.
+    async fn page(
+        &self,
+        method: &str,
+        member: &str,
+        rename: bool,
+        params: &Map<String, Value>,
+    ) -> Result<Value, ErrorObject> {
+        let start = match params.get("cursor") {
+            None => 0,
+            Some(Value::String(c)) => decode_cursor(c)?,
+            Some(_) => return Err(invalid_cursor()),
+        };
+        let mut result = self.list(method, member, rename).await?;
+        let Some(Value::Array(items)) = result.get_mut(member) else {
+            return Ok(result);
+        };
+        let total = items.len();
+        let end = start.saturating_add(self.page_size).min(total);
+        let page: Vec<Value> = items.drain(start.min(total)..end).collect();
+        *items = page;
+        if end < total {
+            result["nextCursor"] = Value::String(encode_cursor(end));
+        }
+        Ok(result)
     }
 
     /// Every upstream's items of one list, merged; names prefixed with the upstream's

@@ -57,8 +57,8 @@ mod serve;
 mod upstream;
 
 pub use config::{
-    ClientCredentials, DEFAULT_MAX_ROUNDS, GatewayConfig, MAX_UPSTREAM_NAME, UpstreamConfig,
-    UpstreamTarget, is_valid_name,
+    ClientCredentials, DEFAULT_MAX_ROUNDS, DEFAULT_PAGE_SIZE, GatewayConfig, MAX_UPSTREAM_NAME,
+    UpstreamConfig, UpstreamTarget, is_valid_name,
 };
 pub use envelope::{Bound, Envelope, Envelopes, Refused};
 pub use error::{ConfigError, StartError};

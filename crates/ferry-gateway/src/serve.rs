@@ -274,6 +274,7 @@ impl GatewayBuilder {
             meter,
             metrics: Arc::new(Metrics::default()),
             max_rounds: config.max_rounds,
+            page_size: config.page_size,
             routes: RwLock::new(Routes::default()),
             limit: crate::limit::PrincipalLimit::new(config.rate_limit),
         });
