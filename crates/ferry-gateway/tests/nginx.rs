@@ -7,7 +7,10 @@
 //!   replayed through nginx and on each instance directly, is refused; the usage logs hold
 //!   exactly two rounds of the call, one on each instance, linked by one call id;
 //! - the instance that served round one shuts down gracefully; round two still completes
-//!   through nginx on another.
+//!   through nginx on another;
+//! - the official Python SDK's client (mcp 2.3.0), on a 2025-11-25 session and on
+//!   2026-07-28, completes an eliciting `confirm_delete` through nginx (sessions are routed
+//!   by the template's consistent hash of their id).
 //!
 //! Skipped when redis-server or nginx is missing, except under `FERRY_CI`, where that fails.
 
@@ -19,6 +22,7 @@ use std::path::{Path, PathBuf};
 use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use ferry_state::KeyRing;
 use ferry_testkit::http::Client;
+use ferry_testkit::python;
 use ferry_testkit::rpc::{self, accept, call, form_caps, retry};
 use ferry_testkit::services::{Nginx, RedisServer, available};
 use serde_json::{Value, json};
@@ -241,4 +245,38 @@ async fn round_two_completes_after_the_first_instance_shuts_down() {
     let (r2, up2) = post(&front, &answer(&first, &r1)).await;
     assert!(rpc::text(&r2).contains("action=accept"), "{r2}");
     assert_ne!(cluster.index_of(&up2), gone, "{up2}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_python_sdk_client_completes_an_eliciting_call_in_both_eras() {
+    if !python::sdk_available() {
+        return;
+    }
+    let Some(cluster) = Cluster::start().await else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/mcp", cluster.nginx.port());
+    for (mode, protocol) in [("legacy", "2025-11-25"), ("2026-07-28", "2026-07-28")] {
+        let out = python::run_client(&url, mode, "accept").await;
+        assert!(
+            out.status.success(),
+            "python client ({mode}): {}\nnginx: {}",
+            String::from_utf8_lossy(&out.stderr),
+            cluster.nginx.error_log()
+        );
+        let report = python::client_report(&out);
+        assert_eq!(report["protocol"], protocol, "{report}");
+        assert!(
+            report["asked"][0]
+                .as_str()
+                .is_some_and(|q| q.starts_with("Delete report.txt from ")),
+            "{report}"
+        );
+        assert!(
+            report["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("Nothing deleted: report.txt does not exist")),
+            "{report}"
+        );
+    }
 }
