@@ -13,13 +13,47 @@ use serde_json::{Value, json};
 
 use crate::client::Inner;
 use crate::handler::{
-    AskContext, AskOrigin, AskingServer, FormRequest, RootsRequest, SamplingRequest, UrlRequest,
+    AskContext, AskOrigin, AskingServer, FormRequest, HandlerCapabilities, InputHandler,
+    RootsRequest, SamplingRequest, UrlRequest,
 };
+use crate::options::CallOptions;
+
+/// Who answers a question: the client's handler, or the call's own
+/// ([`CallOptions::input_handler`]), with the capabilities it declares.
+pub(crate) struct Asker<'a> {
+    inner: &'a Inner,
+    handler: &'a dyn InputHandler,
+    caps: HandlerCapabilities,
+}
+
+impl<'a> Asker<'a> {
+    /// The client's own handler.
+    pub(crate) fn client(inner: &'a Inner) -> Self {
+        Asker {
+            inner,
+            handler: &*inner.handler,
+            caps: inner.handler_caps,
+        }
+    }
+
+    /// The handler of a call made with `opts`: its own if it has one, else the client's.
+    pub(crate) fn for_call(inner: &'a Inner, opts: &'a CallOptions) -> Self {
+        match &opts.input_handler {
+            Some(h) => Asker {
+                inner,
+                handler: &**h,
+                caps: h.capabilities(),
+            },
+            None => Asker::client(inner),
+        }
+    }
+}
 
 /// The code of the error a legacy server gets when the user refuses sampling or roots.
 const REFUSED: i64 = -1;
 
-async fn context(inner: &Inner, origin: Option<AskOrigin>, key: Option<&str>) -> AskContext {
+async fn context(asker: &Asker<'_>, origin: Option<AskOrigin>, key: Option<&str>) -> AskContext {
+    let inner = asker.inner;
     inner.ensure_server_info().await;
     let info = inner.state.read().server_info.clone();
     AskContext {
@@ -39,7 +73,7 @@ pub(crate) struct Answers {
 /// Answers every input request of one round, one after the other in key order. Requests
 /// the client cannot answer are left out and listed in [`Answers::unanswered`].
 pub(crate) async fn input_requests(
-    inner: &Inner,
+    asker: &Asker<'_>,
     requests: &InputRequests,
     origin: Option<AskOrigin>,
 ) -> Answers {
@@ -48,7 +82,7 @@ pub(crate) async fn input_requests(
         unanswered: Vec::new(),
     };
     for (key, request) in requests {
-        match input_request(inner, key, request, origin.clone()).await {
+        match input_request(asker, key, request, origin.clone()).await {
             Some(v) => {
                 out.responses.insert(key.clone(), v);
             }
@@ -59,12 +93,12 @@ pub(crate) async fn input_requests(
 }
 
 async fn input_request(
-    inner: &Inner,
+    asker: &Asker<'_>,
     key: &str,
     request: &InputRequest,
     origin: Option<AskOrigin>,
 ) -> Option<Value> {
-    let ctx = context(inner, origin, Some(key)).await;
+    let ctx = context(asker, origin, Some(key)).await;
     match request {
         InputRequest::Elicit(e) => {
             let (message, mode) = match &e.params {
@@ -73,13 +107,13 @@ async fn input_request(
                 }
                 ElicitRequestParams::Url(p) => (p.message.clone(), Mode::Url(p.url.clone(), None)),
             };
-            Some(to_value(&elicit(inner, ctx, message, mode).await))
+            Some(to_value(&elicit(asker, ctx, message, mode).await))
         }
-        InputRequest::CreateMessage(r) => sample(inner, ctx, &r.params)
+        InputRequest::CreateMessage(r) => sample(asker, ctx, &r.params)
             .await
             .ok()
             .map(|r| to_value(&r)),
-        InputRequest::ListRoots(_) => roots(inner, ctx).await.ok().map(|r| to_value(&r)),
+        InputRequest::ListRoots(_) => roots(asker, ctx).await.ok().map(|r| to_value(&r)),
     }
 }
 
@@ -93,8 +127,13 @@ enum Mode {
 }
 
 /// Asks the handler, or declines when the client did not declare the mode.
-async fn elicit(inner: &Inner, context: AskContext, message: String, mode: Mode) -> ElicitResult {
-    let caps = inner.handler_caps;
+async fn elicit(
+    asker: &Asker<'_>,
+    context: AskContext,
+    message: String,
+    mode: Mode,
+) -> ElicitResult {
+    let caps = asker.caps;
     match mode {
         Mode::Form(schema) if caps.has_elicitation_form() => {
             let request = FormRequest {
@@ -102,7 +141,7 @@ async fn elicit(inner: &Inner, context: AskContext, message: String, mode: Mode)
                 message,
                 schema,
             };
-            let answer = inner.handler.elicit_form(&request).await;
+            let answer = asker.handler.elicit_form(&request).await;
             if let (true, Some(content)) = (answer.is_accept(), answer.content.as_ref())
                 && let Err(why) = request.check(content)
             {
@@ -117,7 +156,7 @@ async fn elicit(inner: &Inner, context: AskContext, message: String, mode: Mode)
                 url,
                 elicitation_id,
             };
-            let mut answer = inner.handler.elicit_url(&request).await;
+            let mut answer = asker.handler.elicit_url(&request).await;
             answer.content = None;
             answer
         }
@@ -138,11 +177,11 @@ enum Refusal {
 }
 
 async fn sample(
-    inner: &Inner,
+    asker: &Asker<'_>,
     context: AskContext,
     params: &CreateMessageRequestParams,
 ) -> Result<ferry_protocol::sampling::CreateMessageResult, Refusal> {
-    let caps = inner.handler_caps;
+    let caps = asker.caps;
     if !caps.has_sampling() || (params.uses_tools() && !caps.has_sampling_tools()) {
         tracing::warn!(
             server = %context.server,
@@ -154,15 +193,15 @@ async fn sample(
         context,
         params: params.clone(),
     };
-    inner
+    asker
         .handler
         .create_message(&request)
         .await
         .ok_or(Refusal::Refused)
 }
 
-async fn roots(inner: &Inner, context: AskContext) -> Result<ListRootsResult, Refusal> {
-    if !inner.handler_caps.has_roots() {
+async fn roots(asker: &Asker<'_>, context: AskContext) -> Result<ListRootsResult, Refusal> {
+    if !asker.caps.has_roots() {
         tracing::warn!(
             server = %context.server,
             "the server asked for roots the client did not declare; not answering"
@@ -170,7 +209,7 @@ async fn roots(inner: &Inner, context: AskContext) -> Result<ListRootsResult, Re
         return Err(Refusal::Undeclared);
     }
     let request = RootsRequest { context };
-    let roots = inner
+    let roots = asker
         .handler
         .list_roots(&request)
         .await
@@ -184,22 +223,22 @@ async fn roots(inner: &Inner, context: AskContext) -> Result<ListRootsResult, Re
 
 /// Answers a legacy server-to-client request; returns the JSON-RPC response to send.
 pub(crate) async fn server_request(
-    inner: &Inner,
+    asker: &Asker<'_>,
     req: &JsonRpcRequest,
     origin: Option<AskOrigin>,
 ) -> Value {
     let params = req.params.clone().unwrap_or_else(|| json!({}));
-    let ctx = context(inner, origin, None).await;
+    let ctx = context(asker, origin, None).await;
     let result: Result<Value, ErrorObject> = match req.method.as_str() {
         legacy::PING => Ok(json!({})),
         methods::ELICITATION_CREATE => {
             match serde_json::from_value::<LegacyElicitRequestParams>(params) {
                 Ok(LegacyElicitRequestParams::Form(p)) => Ok(to_value(
-                    &elicit(inner, ctx, p.message, Mode::Form(p.requested_schema)).await,
+                    &elicit(asker, ctx, p.message, Mode::Form(p.requested_schema)).await,
                 )),
                 Ok(LegacyElicitRequestParams::Url(p)) => Ok(to_value(
                     &elicit(
-                        inner,
+                        asker,
                         ctx,
                         p.message,
                         Mode::Url(p.url, Some(p.elicitation_id)),
@@ -213,7 +252,7 @@ pub(crate) async fn server_request(
         }
         methods::SAMPLING_CREATE_MESSAGE => {
             match serde_json::from_value::<CreateMessageRequestParams>(params) {
-                Ok(p) => sample(inner, ctx, &p)
+                Ok(p) => sample(asker, ctx, &p)
                     .await
                     .map(|r| to_value(&r))
                     .map_err(|why| refusal_error(why, "sampling")),
@@ -222,7 +261,7 @@ pub(crate) async fn server_request(
                 ))),
             }
         }
-        methods::ROOTS_LIST => roots(inner, ctx)
+        methods::ROOTS_LIST => roots(asker, ctx)
             .await
             .map(|r| to_value(&r))
             .map_err(|why| refusal_error(why, "roots")),

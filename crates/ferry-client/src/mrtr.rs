@@ -174,8 +174,12 @@ impl Inner {
             let responses = match ir.input_requests.as_ref().filter(|r| !r.is_empty()) {
                 Some(requests) => {
                     streak = 0;
-                    let answers =
-                        answer::input_requests(self, requests, Some(call.origin.clone())).await;
+                    let answers = answer::input_requests(
+                        &answer::Asker::for_call(self, opts),
+                        requests,
+                        Some(call.origin.clone()),
+                    )
+                    .await;
                     // A refused sampling or roots request ends the call: nothing waits on
                     // the server's side, and asking again would only repeat the question
                     // (mrtr.mdx, client rules).

@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use ferry_protocol::Meta;
 
+use crate::handler::InputHandler;
+
 /// One `notifications/progress` report for a request.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Progress {
@@ -49,6 +51,7 @@ pub struct CallOptions {
     pub(crate) detach: bool,
     pub(crate) task_timeout: Option<Duration>,
     pub(crate) task_status: Option<TaskStatusFn>,
+    pub(crate) input_handler: Option<Arc<dyn InputHandler>>,
 }
 
 /// Called with a task's state each time a followed task is polled.
@@ -115,6 +118,34 @@ impl CallOptions {
     }
 }
 
+impl CallOptions {
+    /// Answers the questions that belong to this call with `handler` instead of the
+    /// client's: the input requests of a multi round-trip call the client drives itself,
+    /// and a 2025-11-25 server's requests on this call's stream. On a 2026-07-28 server
+    /// the call declares `handler`'s capabilities; a 2025-11-25 session keeps those it
+    /// declared when it began, and a question `handler` does not answer is declined.
+    /// Questions a server sends outside any call (on stdio, every 2025-11-25 server
+    /// request) still go to the client's handler.
+    ///
+    /// ```
+    /// use ferry_client::{CallOptions, FnHandler};
+    /// use ferry_protocol::elicitation::ElicitResult;
+    ///
+    /// let options = CallOptions::new()
+    ///     .input_handler(FnHandler::new().on_form(|_| async { ElicitResult::decline() }));
+    /// # let _ = options;
+    /// ```
+    pub fn input_handler(self, handler: impl InputHandler) -> Self {
+        self.shared_input_handler(Arc::new(handler))
+    }
+
+    /// [`input_handler`](CallOptions::input_handler) with a handler already shared.
+    pub fn shared_input_handler(mut self, handler: Arc<dyn InputHandler>) -> Self {
+        self.input_handler = Some(handler);
+        self
+    }
+}
+
 impl fmt::Debug for CallOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallOptions")
@@ -125,6 +156,7 @@ impl fmt::Debug for CallOptions {
             .field("detach", &self.detach)
             .field("task_timeout", &self.task_timeout)
             .field("task_status", &self.task_status.is_some())
+            .field("input_handler", &self.input_handler.is_some())
             .finish()
     }
 }

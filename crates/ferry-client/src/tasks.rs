@@ -194,7 +194,7 @@ impl TaskHandle {
                         let requests: InputRequests = serde_json::from_value(Value::Object(fresh))
                             .map_err(|e| Error::protocol(format!("invalid inputRequests: {e}")))?;
                         let answers = answer::input_requests(
-                            &self.inner,
+                            &answer::Asker::client(&self.inner),
                             &requests,
                             Some(self.origin.clone()),
                         )

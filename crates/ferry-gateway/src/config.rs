@@ -18,6 +18,9 @@ pub const DEFAULT_MAX_ROUNDS: u32 = 8;
 /// The default number of items in one page of a merged list.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 
+/// The default cap on calls held open on 2025-11-25 upstreams while their clients answer.
+pub const DEFAULT_MAX_HELD_CALLS: usize = 1024;
+
 /// The gateway's settings.
 ///
 /// ```
@@ -55,6 +58,11 @@ pub struct GatewayConfig {
     /// a longer list ends its page with a `nextCursor`.
     #[serde(default = "default_page_size")]
     pub page_size: usize,
+    /// The most calls held open on 2025-11-25 upstreams at once, each waiting for its
+    /// client's answer to a question the upstream asked in the middle of the call; a call
+    /// asking beyond it is ended with an error.
+    #[serde(default = "default_max_held_calls")]
+    pub max_held_calls: usize,
     /// Append a JSON line per round trip to this file.
     #[serde(default)]
     pub usage_log: Option<PathBuf>,
@@ -100,6 +108,9 @@ fn default_max_rounds() -> u32 {
 fn default_page_size() -> usize {
     DEFAULT_PAGE_SIZE
 }
+fn default_max_held_calls() -> usize {
+    DEFAULT_MAX_HELD_CALLS
+}
 fn default_state_ttl() -> u64 {
     300
 }
@@ -111,6 +122,7 @@ impl Default for GatewayConfig {
             upstreams: Vec::new(),
             max_rounds: DEFAULT_MAX_ROUNDS,
             page_size: DEFAULT_PAGE_SIZE,
+            max_held_calls: DEFAULT_MAX_HELD_CALLS,
             usage_log: None,
             redis: None,
             state_ttl_secs: default_state_ttl(),
@@ -204,6 +216,26 @@ pub struct UpstreamConfig {
     /// These tools are never offered nor called.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// The protocol era spoken to it: `auto` (the default: 2026-07-28 if it speaks it,
+    /// else 2025-11-25), `2026-07-28` or `2025-11-25`.
+    #[serde(default)]
+    pub era: UpstreamEra,
+}
+
+/// The protocol era the gateway speaks to an upstream.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[non_exhaustive]
+pub enum UpstreamEra {
+    /// 2026-07-28 if the upstream speaks it, else 2025-11-25 (detected on connecting).
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// 2026-07-28 only: the gateway does not start if the upstream does not speak it.
+    #[serde(rename = "2026-07-28")]
+    Modern,
+    /// 2025-11-25, after `initialize`, even if the upstream also speaks 2026-07-28.
+    #[serde(rename = "2025-11-25")]
+    Legacy,
 }
 
 /// Where an upstream is reached.
@@ -226,6 +258,7 @@ impl UpstreamConfig {
             client_credentials: None,
             allow: Vec::new(),
             deny: Vec::new(),
+            era: UpstreamEra::Auto,
         }
     }
 
@@ -248,6 +281,12 @@ impl UpstreamConfig {
     /// The same upstream, authenticating with OAuth client credentials.
     pub fn with_client_credentials(mut self, credentials: ClientCredentials) -> Self {
         self.client_credentials = Some(credentials);
+        self
+    }
+
+    /// The same upstream, spoken to in `era`.
+    pub fn with_era(mut self, era: UpstreamEra) -> Self {
+        self.era = era;
         self
     }
 
@@ -491,6 +530,26 @@ mod tests {
             GatewayConfig::from_toml(&bad).is_err(),
             "an issuer that is no URL"
         );
+    }
+
+    #[test]
+    fn upstream_eras_and_held_calls() {
+        let text = "max_held_calls = 7\n[[upstream]]\nname = 'a'\nurl = 'http://a/mcp'\n\
+                    era = '2025-11-25'\n[[upstream]]\nname = 'b'\nurl = 'http://b/mcp'";
+        let config = GatewayConfig::from_toml(text).unwrap();
+        assert_eq!(config.max_held_calls, 7);
+        assert_eq!(config.upstreams[0].era, UpstreamEra::Legacy);
+        assert_eq!(config.upstreams[1].era, UpstreamEra::Auto);
+        assert_eq!(
+            GatewayConfig::default().max_held_calls,
+            DEFAULT_MAX_HELD_CALLS
+        );
+        let modern = "[[upstream]]\nname = 'a'\nurl = 'http://a/mcp'\nera = '2026-07-28'";
+        let modern = GatewayConfig::from_toml(modern).unwrap();
+        assert_eq!(modern.upstreams[0].era, UpstreamEra::Modern);
+        let bogus = "[[upstream]]\nname = 'a'\nurl = 'http://a/mcp'\nera = 'legacy'";
+        let err = GatewayConfig::from_toml(bogus).unwrap_err().to_string();
+        assert!(err.contains("2025-11-25"), "{err}");
     }
 
     #[test]

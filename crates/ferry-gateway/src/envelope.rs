@@ -31,6 +31,10 @@ pub struct Envelope {
     /// How many rounds the call has taken so far.
     #[serde(rename = "r")]
     pub round: u32,
+    /// The id of the call this instance holds open on a 2025-11-25 upstream, waiting for
+    /// the answer the retry brings (era bridging).
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
+    pub held: Option<String>,
 }
 
 /// What a state is bound to: who asks, and for which request.
@@ -192,6 +196,7 @@ mod tests {
             upstream_state: Some("upstream-state".into()),
             call_id: "c1".into(),
             round: 1,
+            held: None,
         }
     }
 

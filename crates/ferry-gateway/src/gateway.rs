@@ -13,6 +13,7 @@ use ferry_server::{Forward, ForwardFuture, ForwardRequest};
 use parking_lot::RwLock;
 use serde_json::{Map, Value, json};
 
+use crate::bridge::{Bridge, Step};
 use crate::envelope::{Bound, Envelope, Envelopes, Refused};
 use crate::meter::{Held, Meter, RoundOutcome, RoundRecord, RoundStart};
 use crate::metrics::Metrics;
@@ -29,6 +30,7 @@ pub(crate) struct Core {
     pub(crate) page_size: usize,
     pub(crate) routes: RwLock<Routes>,
     pub(crate) limit: Option<crate::limit::PrincipalLimit>,
+    pub(crate) bridge: Bridge,
 }
 
 /// Which upstream serves a resource URI, learned from the lists.
@@ -317,8 +319,9 @@ impl Core {
         };
         let (call_id, round) = match &opened {
             Some(e) => (e.call_id.clone(), e.round + 1),
-            None => (new_call_id(), 1),
+            None => (random_id(), 1),
         };
+        let resumed = opened.as_ref().and_then(|e| e.held.clone());
         if let Some(state) = opened.and_then(|e| e.upstream_state) {
             params.insert("requestState".into(), Value::String(state));
         }
@@ -335,23 +338,48 @@ impl Core {
         let reservation = self.meter.reserve(&start).map_err(|e| {
             ErrorObject::invalid_params(format!("Refused by the gateway's meter: {e}"))
         })?;
-        let held = Held::new(&*self.meter, reservation);
+        let metered = Held::new(&*self.meter, reservation);
         let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
         let began = Instant::now();
-        let answer = upstream.request(method, params, capabilities).await;
+        // A 2025-11-25 upstream over HTTP asks in the middle of the call: its rounds go
+        // through the bridge, which holds the call between them.
+        let step = if let Some(held) = &resumed {
+            self.bridge.resume(held, params.get("inputResponses")).await
+        } else if upstream.bridges() {
+            self.bridge
+                .start(&upstream.client, method, params, capabilities)
+                .await
+        } else {
+            Ok(Step::Done(
+                upstream.request(method, params, capabilities).await,
+            ))
+        };
         let latency = began.elapsed();
+        let (answer, held) = match step {
+            Ok(Step::Done(answer)) => (
+                answer.map_err(|e| upstream_error(upstream.name(), &e)),
+                None,
+            ),
+            Ok(Step::Ask { result, held }) => (Ok(result), Some(held)),
+            Err(e) => (Err(e), None),
+        };
 
         let mut input_kinds = Vec::new();
         let (outcome, result) = match answer {
             Ok(mut result) => match result.get("resultType").and_then(Value::as_str) {
-                Some("input_required") if round >= self.max_rounds => (
-                    RoundOutcome::Error,
-                    Err(ErrorObject::invalid_params(format!(
-                        "Too many rounds: this call needs more input after {round} round trips, the gateway's limit is {}",
-                        self.max_rounds
-                    ))
-                    .with_data(json!({ "maxRounds": self.max_rounds }))),
-                ),
+                Some("input_required") if round >= self.max_rounds => {
+                    if let Some(held) = &held {
+                        self.bridge.cancel(held);
+                    }
+                    (
+                        RoundOutcome::Error,
+                        Err(ErrorObject::invalid_params(format!(
+                            "Too many rounds: this call needs more input after {round} round trips, the gateway's limit is {}",
+                            self.max_rounds
+                        ))
+                        .with_data(json!({ "maxRounds": self.max_rounds }))),
+                    )
+                }
                 Some("input_required") => {
                     input_kinds = names::input_kinds(&result);
                     let upstream_state = match result.get("requestState") {
@@ -363,19 +391,25 @@ impl Core {
                         upstream_state,
                         call_id: call_id.clone(),
                         round,
+                        held: held.clone(),
                     };
                     match self.envelopes.seal(&bound, &envelope) {
                         Ok(token) => {
                             result["requestState"] = Value::String(token);
                             (RoundOutcome::InputRequired, Ok(result))
                         }
-                        Err(e) => (RoundOutcome::Error, Err(e)),
+                        Err(e) => {
+                            if let Some(held) = &held {
+                                self.bridge.cancel(held);
+                            }
+                            (RoundOutcome::Error, Err(e))
+                        }
                     }
                 }
                 Some("task") => (RoundOutcome::Task, Ok(result)),
                 _ => (RoundOutcome::Complete, Ok(result)),
             },
-            Err(e) => (RoundOutcome::Error, Err(upstream_error(upstream.name(), &e))),
+            Err(e) => (RoundOutcome::Error, Err(e)),
         };
         let response_bytes = match &result {
             Ok(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
@@ -396,7 +430,7 @@ impl Core {
             latency.as_secs_f64(),
             record.start.round,
         );
-        held.settle(&record);
+        metered.settle(&record);
         result
     }
 
@@ -479,8 +513,8 @@ fn upstream_error(upstream: &str, e: &ferry_client::Error) -> ErrorObject {
     ErrorObject::internal(format!("Internal error: upstream {upstream} {what}"))
 }
 
-/// A fresh id for a logical call: 16 random bytes, base64url.
-fn new_call_id() -> String {
+/// A fresh id (of a logical call, or of a held call): 16 random bytes, base64url.
+pub(crate) fn random_id() -> String {
     use base64::Engine;
     let mut bytes = [0u8; 16];
     if getrandom::fill(&mut bytes).is_err() {

@@ -45,6 +45,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod bridge;
 mod config;
 mod envelope;
 mod error;
@@ -56,9 +57,10 @@ pub mod names;
 mod serve;
 mod upstream;
 
+pub use bridge::INPUT_KEY;
 pub use config::{
-    ClientCredentials, DEFAULT_MAX_ROUNDS, DEFAULT_PAGE_SIZE, GatewayConfig, MAX_UPSTREAM_NAME,
-    UpstreamConfig, UpstreamTarget, is_valid_name,
+    ClientCredentials, DEFAULT_MAX_HELD_CALLS, DEFAULT_MAX_ROUNDS, DEFAULT_PAGE_SIZE,
+    GatewayConfig, MAX_UPSTREAM_NAME, UpstreamConfig, UpstreamEra, UpstreamTarget, is_valid_name,
 };
 pub use envelope::{Bound, Envelope, Envelopes, Refused};
 pub use error::{ConfigError, StartError};

@@ -277,6 +277,10 @@ impl GatewayBuilder {
             page_size: config.page_size,
             routes: RwLock::new(Routes::default()),
             limit: crate::limit::PrincipalLimit::new(config.rate_limit),
+            bridge: crate::bridge::Bridge::new(
+                config.max_held_calls,
+                config.state_ttl() + crate::bridge::HOLD_MARGIN,
+            ),
         });
         let server = front_server(&core)?;
         let edge = Edge {

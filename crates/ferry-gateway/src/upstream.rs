@@ -4,12 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_client::{CallOptions, Client, HandlerCapabilities, InputHandler};
+use ferry_client::{CallOptions, Client, Era, EraMode, HandlerCapabilities, InputHandler};
 use ferry_oauth::{Grant, OAuthAuthorizer, StaticClient};
 use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
 use serde_json::{Map, Value};
 
-use crate::config::{UpstreamConfig, UpstreamTarget};
+use crate::config::{UpstreamConfig, UpstreamEra, UpstreamTarget};
 use crate::error::StartError;
 
 /// How long one request to an upstream may take.
@@ -88,8 +88,10 @@ impl fmt::Debug for Upstream {
 }
 
 /// Declares every kind of input to upstreams, so they ask what the gateway's clients can
-/// answer; the questions come back inside `InputRequiredResult`s and go to the client.
-/// A question sent on a 2025-11-25 back-channel cannot reach the client and is declined.
+/// answer; the questions come back inside `InputRequiredResult`s and go to the client, or,
+/// from a 2025-11-25 upstream over HTTP, to the call's bridge ([`crate::bridge`]). A
+/// 2025-11-25 question that belongs to no call (on stdio, every one) cannot reach a
+/// client and is declined here.
 struct Relay;
 
 impl InputHandler for Relay {
@@ -117,6 +119,11 @@ impl Upstream {
         let mut builder = Client::builder()
             .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
             .input_handler(Relay)
+            .era(match config.era {
+                UpstreamEra::Modern => EraMode::Modern,
+                UpstreamEra::Legacy => EraMode::Legacy,
+                _ => EraMode::Auto,
+            })
             .timeout(UPSTREAM_TIMEOUT);
         let target = config.target()?;
         builder = match &target {
@@ -204,6 +211,27 @@ impl Upstream {
         &self.config.name
     }
 
+    /// Whether its calls go through the bridge: a 2025-11-25 upstream over HTTP, whose
+    /// questions arrive on the stream of the call they belong to.
+    pub(crate) fn bridges(&self) -> bool {
+        self.client.era() == Era::Legacy && self.config.url.is_some()
+    }
+
+    /// The options of one request that declares `capabilities` (the client's, so the
+    /// upstream asks only what the client can answer).
+    pub(crate) fn options(capabilities: &ClientCapabilities) -> CallOptions {
+        let mut caps =
+            serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
+        // The gateway does not relay `tasks/*`: an upstream must answer in full rather
+        // than hand the client a task it could not follow.
+        if let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+            extensions.remove(ferry_protocol::tasks::EXTENSION);
+        }
+        CallOptions::new()
+            .bypass_cache()
+            .meta(ferry_protocol::meta::CLIENT_CAPABILITIES, caps)
+    }
+
     /// Sends one request, declaring the client's `capabilities` (so the upstream asks
     /// only what the client can answer), and returns the raw result. Never cached: every
     /// round reaches the upstream.
@@ -213,18 +241,8 @@ impl Upstream {
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
     ) -> Result<Value, ferry_client::Error> {
-        let mut caps =
-            serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
-        // The gateway does not relay `tasks/*`: an upstream must answer in full rather
-        // than hand the client a task it could not follow.
-        if let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
-            extensions.remove(ferry_protocol::tasks::EXTENSION);
-        }
-        let opts = CallOptions::new()
-            .bypass_cache()
-            .meta(ferry_protocol::meta::CLIENT_CAPABILITIES, caps);
         self.client
-            .request(method, Value::Object(params), &opts)
+            .request(method, Value::Object(params), &Self::options(capabilities))
             .await
     }
 

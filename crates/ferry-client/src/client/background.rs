@@ -30,7 +30,7 @@ pub(crate) fn spawn(inner: Weak<Inner>, mut rx: mpsc::Receiver<Background>) -> A
                     tokio::spawn(async move {
                         let response = {
                             let _busy = inner.gate.enter();
-                            answer::server_request(&inner, &r, None).await
+                            answer::server_request(&answer::Asker::client(&inner), &r, None).await
                         };
                         inner.send_response(response).await;
                     });

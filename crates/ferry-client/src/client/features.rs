@@ -371,7 +371,7 @@ impl Client {
     pub async fn answer(&self, result: &InputRequiredResult, origin: Option<AskOrigin>) -> Retry {
         let responses = match result.input_requests.as_ref() {
             Some(requests) => {
-                answer::input_requests(&self.inner, requests, origin)
+                answer::input_requests(&answer::Asker::client(&self.inner), requests, origin)
                     .await
                     .responses
             }

@@ -147,7 +147,15 @@ impl Inner {
     }
 
     pub(crate) fn client_capabilities(&self) -> ClientCapabilities {
-        let mut caps = self.handler_caps.to_client_capabilities();
+        self.client_capabilities_with(self.handler_caps)
+    }
+
+    /// The capabilities declared with an input handler providing `handler`.
+    pub(crate) fn client_capabilities_with(
+        &self,
+        handler: HandlerCapabilities,
+    ) -> ClientCapabilities {
+        let mut caps = handler.to_client_capabilities();
         if self.config.tasks {
             caps.extensions.get_or_insert_with(Default::default).insert(
                 ferry_protocol::tasks::EXTENSION.to_owned(),

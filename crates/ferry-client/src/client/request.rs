@@ -207,10 +207,14 @@ impl Inner {
                 Value::from(session.version.as_str()),
             );
             // Capabilities given in the call's `_meta` (a gateway relaying its client's)
-            // win over the input handler's.
+            // win over the input handler's, the call's own handler over the client's.
             m.entry(meta::CLIENT_CAPABILITIES.to_owned())
                 .or_insert_with(|| {
-                    serde_json::to_value(self.client_capabilities()).unwrap_or_else(|_| json!({}))
+                    let caps = match &req.opts.input_handler {
+                        Some(h) => self.client_capabilities_with(h.capabilities()),
+                        None => self.client_capabilities(),
+                    };
+                    serde_json::to_value(caps).unwrap_or_else(|_| json!({}))
                 });
             m.insert(
                 meta::CLIENT_INFO.to_owned(),
@@ -283,7 +287,8 @@ impl Inner {
                 Some(Incoming::Request(r)) => {
                     let response = {
                         let _busy = self.gate.enter();
-                        answer::server_request(self, &r, req.origin.clone()).await
+                        let asker = answer::Asker::for_call(self, req.opts);
+                        answer::server_request(&asker, &r, req.origin.clone()).await
                     };
                     self.send_response(response).await;
                     deadline = Instant::now() + timeout;

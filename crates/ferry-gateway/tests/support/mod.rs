@@ -56,7 +56,7 @@ pub async fn open_gateway(upstreams: Vec<UpstreamConfig>) -> String {
 }
 
 /// The gateway `config` describes, on a free loopback port; returns its base URL.
-async fn serve(config: GatewayConfig) -> String {
+pub async fn serve(config: GatewayConfig) -> String {
     let gateway = Gateway::builder(config)
         .build()
         .await
