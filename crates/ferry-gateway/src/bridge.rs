@@ -15,8 +15,14 @@
 //! most as long as the state it was handed out with, and at most
 //! [`GatewayConfig::max_held_calls`](crate::GatewayConfig::max_held_calls) at once. One
 //! that expires, or whose gateway shuts down, is answered `cancel` upstream.
+//!
+//! Over HTTP a question arrives on the stream of the call it belongs to. Over stdio it
+//! arrives on its own, tied to no call ([`BackChannel`]): it goes to the one bridged call
+//! running on that upstream that is not already waiting for an answer, and is declined
+//! when there is none or more than one.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -93,18 +99,24 @@ impl Bridge {
 
     /// Starts `method` on a 2025-11-25 upstream, asking the client only what its
     /// `capabilities` declare, and waits for the upstream's first question or its result.
+    ///
+    /// With `back` (a stdio upstream), the call is registered there while it runs, so
+    /// that questions arriving on their own can reach it.
     pub(crate) async fn start(
         &self,
         client: &Client,
         method: &'static str,
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
+        back: Option<&Arc<BackChannel>>,
     ) -> Result<Step, ErrorObject> {
         let (events, rx) = mpsc::channel(1);
         let asker = Asker {
             events: events.clone(),
             capabilities: handler_capabilities(capabilities),
+            asking: Arc::default(),
         };
+        let registered = back.map(|b| b.register(asker.clone()));
         let opts = CallOptions::new()
             .bypass_cache()
             .timeout(UPSTREAM_TIMEOUT)
@@ -112,6 +124,7 @@ impl Bridge {
         let client = client.clone();
         tokio::spawn(async move {
             let result = client.request(method, Value::Object(params), &opts).await;
+            drop(registered);
             let _ = events.send(Event::Done(result)).await;
         });
         self.next(rx).await
@@ -238,20 +251,72 @@ fn handler_capabilities(c: &ClientCapabilities) -> HandlerCapabilities {
     h
 }
 
+/// The bridged calls running on one stdio upstream, for the questions that upstream
+/// sends outside any call's stream.
+#[derive(Default)]
+pub(crate) struct BackChannel {
+    calls: Mutex<Vec<(u64, Asker)>>,
+    next: AtomicU64,
+}
+
+/// A call's place in its [`BackChannel`], given up when dropped.
+pub(crate) struct Registered {
+    back: Arc<BackChannel>,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.back.calls.lock().retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl BackChannel {
+    fn register(self: &Arc<Self>, asker: Asker) -> Registered {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.calls.lock().push((id, asker));
+        Registered {
+            back: Arc::clone(self),
+            id,
+        }
+    }
+
+    /// The call a question arriving on its own belongs to: the only one running that is
+    /// not waiting for an answer already.
+    pub(crate) fn sole(&self) -> Option<Asker> {
+        let calls = self.calls.lock();
+        let mut free = calls
+            .iter()
+            .filter(|(_, a)| !a.asking.load(Ordering::Acquire));
+        match (free.next(), free.next()) {
+            (Some((_, asker)), None) => Some(asker.clone()),
+            _ => None,
+        }
+    }
+}
+
 /// The input handler of one bridged call: each question goes to the round waiting for
 /// the call, and the client's answer comes back. No answer (the call expired, or the
 /// gateway shut down) is `cancel` for elicitation and a refusal for sampling and roots.
-struct Asker {
+#[derive(Clone)]
+pub(crate) struct Asker {
     events: mpsc::Sender<Event>,
     capabilities: HandlerCapabilities,
+    /// Whether a question of this call waits for its answer.
+    asking: Arc<AtomicBool>,
 }
 
 impl Asker {
     async fn ask(&self, request: InputRequest) -> Option<Value> {
         let (reply, answer) = oneshot::channel();
         let request = Box::new(request);
-        self.events.send(Event::Ask { request, reply }).await.ok()?;
-        answer.await.ok()
+        self.asking.store(true, Ordering::Release);
+        let answer = match self.events.send(Event::Ask { request, reply }).await {
+            Ok(()) => answer.await.ok(),
+            Err(_) => None,
+        };
+        self.asking.store(false, Ordering::Release);
+        answer
     }
 
     async fn elicit(&self, params: ElicitRequestParams) -> ElicitResult {

@@ -347,7 +347,13 @@ impl Core {
             self.bridge.resume(held, params.get("inputResponses")).await
         } else if upstream.bridges() {
             self.bridge
-                .start(&upstream.client, method, params, capabilities)
+                .start(
+                    &upstream.client,
+                    method,
+                    params,
+                    capabilities,
+                    upstream.back.as_ref(),
+                )
                 .await
         } else {
             Ok(Step::Done(

@@ -22,6 +22,11 @@
 //!   denied per upstream. Requests can be rate limited per principal
 //!   ([`GatewayConfig::rate_limit`]).
 //!
+//! - **Both eras, both ways.** 2025-11-25 clients are asked the upstream's questions on
+//!   their session. A 2025-11-25 upstream's questions, asked in the middle of a call,
+//!   reach 2026-07-28 clients as an `InputRequiredResult` (under [`INPUT_KEY`]) while the
+//!   gateway holds the upstream call open until the retry brings the answer.
+//!
 //! The gateway is Ferry's server ([`ferry_server::Forward`] hook) in front and Ferry's
 //! client (era detection and fallback included) behind each upstream.
 //!

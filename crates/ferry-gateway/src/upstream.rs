@@ -4,11 +4,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ferry_client::handler::{BoxFuture, FormRequest, RootsRequest, SamplingRequest, UrlRequest};
 use ferry_client::{CallOptions, Client, Era, EraMode, HandlerCapabilities, InputHandler};
 use ferry_oauth::{Grant, OAuthAuthorizer, StaticClient};
 use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
+use ferry_protocol::elicitation::ElicitResult;
+use ferry_protocol::roots::Root;
+use ferry_protocol::sampling::CreateMessageResult;
 use serde_json::{Map, Value};
 
+use crate::bridge::{Asker, BackChannel};
 use crate::config::{UpstreamConfig, UpstreamEra, UpstreamTarget};
 use crate::error::StartError;
 
@@ -76,6 +81,8 @@ pub struct Upstream {
     pub(crate) config: UpstreamConfig,
     pub(crate) client: Client,
     pub(crate) capabilities: ServerCapabilities,
+    /// The bridged calls running on a stdio upstream ([`BackChannel`]).
+    pub(crate) back: Option<Arc<BackChannel>>,
 }
 
 impl fmt::Debug for Upstream {
@@ -90,9 +97,37 @@ impl fmt::Debug for Upstream {
 /// Declares every kind of input to upstreams, so they ask what the gateway's clients can
 /// answer; the questions come back inside `InputRequiredResult`s and go to the client, or,
 /// from a 2025-11-25 upstream over HTTP, to the call's bridge ([`crate::bridge`]). A
-/// 2025-11-25 question that belongs to no call (on stdio, every one) cannot reach a
-/// client and is declined here.
-struct Relay;
+/// 2025-11-25 question that belongs to no call's stream (on stdio, every one) reaches
+/// this handler: it goes to the one bridged call it can belong to ([`BackChannel`]), and
+/// is declined when there is none, or more than one.
+struct Relay {
+    back: Option<Arc<BackChannel>>,
+}
+
+impl Relay {
+    /// The bridged call a question arriving on its own belongs to, if it can tell, and
+    /// if that call's client declared `kind` (checked by `declared`).
+    fn call(&self, declared: fn(&HandlerCapabilities) -> bool, kind: &str) -> Option<Asker> {
+        let asker = self.back.as_ref().and_then(|b| b.sole());
+        match asker {
+            Some(a) if declared(&a.capabilities()) => Some(a),
+            Some(_) => {
+                tracing::warn!(
+                    kind,
+                    "the client did not declare what the upstream asks; declining"
+                );
+                None
+            }
+            None => {
+                tracing::warn!(
+                    kind,
+                    "a 2025-11-25 upstream asked outside any call the gateway can tie it to; declining"
+                );
+                None
+            }
+        }
+    }
+}
 
 impl InputHandler for Relay {
     // Sampling and roots are deprecated, but upstreams that still ask for them are
@@ -105,6 +140,49 @@ impl InputHandler for Relay {
             .sampling(true)
             .roots()
     }
+
+    fn elicit_form<'a>(&'a self, request: &'a FormRequest) -> BoxFuture<'a, ElicitResult> {
+        Box::pin(async move {
+            match self.call(
+                HandlerCapabilities::has_elicitation_form,
+                "elicitation/form",
+            ) {
+                Some(a) => a.elicit_form(request).await,
+                None => ElicitResult::decline(),
+            }
+        })
+    }
+
+    fn elicit_url<'a>(&'a self, request: &'a UrlRequest) -> BoxFuture<'a, ElicitResult> {
+        Box::pin(async move {
+            match self.call(HandlerCapabilities::has_elicitation_url, "elicitation/url") {
+                Some(a) => a.elicit_url(request).await,
+                None => ElicitResult::decline(),
+            }
+        })
+    }
+
+    fn create_message<'a>(
+        &'a self,
+        request: &'a SamplingRequest,
+    ) -> BoxFuture<'a, Option<CreateMessageResult>> {
+        Box::pin(async move {
+            let needs = if request.params.uses_tools() {
+                HandlerCapabilities::has_sampling_tools
+            } else {
+                HandlerCapabilities::has_sampling
+            };
+            self.call(needs, "sampling")?.create_message(request).await
+        })
+    }
+
+    fn list_roots<'a>(&'a self, request: &'a RootsRequest) -> BoxFuture<'a, Option<Vec<Root>>> {
+        Box::pin(async move {
+            self.call(HandlerCapabilities::has_roots, "roots")?
+                .list_roots(request)
+                .await
+        })
+    }
 }
 
 impl Upstream {
@@ -116,16 +194,17 @@ impl Upstream {
         given: Given,
     ) -> Result<Upstream, StartError> {
         let name = config.name.clone();
+        let target = config.target()?;
+        let back = matches!(target, UpstreamTarget::Stdio(_)).then(Arc::default);
         let mut builder = Client::builder()
             .client_info("ferry-gateway", env!("CARGO_PKG_VERSION"))
-            .input_handler(Relay)
+            .input_handler(Relay { back: back.clone() })
             .era(match config.era {
                 UpstreamEra::Modern => EraMode::Modern,
                 UpstreamEra::Legacy => EraMode::Legacy,
                 _ => EraMode::Auto,
             })
             .timeout(UPSTREAM_TIMEOUT);
-        let target = config.target()?;
         builder = match &target {
             UpstreamTarget::Http(url) => builder.http(url.clone()),
             UpstreamTarget::Stdio(words) => {
@@ -203,6 +282,7 @@ impl Upstream {
             config,
             client,
             capabilities,
+            back,
         })
     }
 
@@ -211,10 +291,10 @@ impl Upstream {
         &self.config.name
     }
 
-    /// Whether its calls go through the bridge: a 2025-11-25 upstream over HTTP, whose
-    /// questions arrive on the stream of the call they belong to.
+    /// Whether its calls go through the bridge: a 2025-11-25 upstream, which asks in
+    /// the middle of a call.
     pub(crate) fn bridges(&self) -> bool {
-        self.client.era() == Era::Legacy && self.config.url.is_some()
+        self.client.era() == Era::Legacy
     }
 
     /// The options of one request that declares `capabilities` (the client's, so the

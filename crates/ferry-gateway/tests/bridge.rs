@@ -6,7 +6,8 @@
 //! complete `confirm_delete`, in front of ferry-everything and of the Python SDK's server;
 //! a replayed retry is refused; a retry without the answer is asked again; an answer of
 //! the wrong shape is refused; a call asking beyond the cap on held calls ends with an
-//! error.
+//! error. On stdio, where the upstream's questions arrive tied to no call, two calls held
+//! at once on the Python SDK's server each get their own answer.
 
 mod support;
 
@@ -227,4 +228,45 @@ async fn the_python_sdk_client_completes_a_call_to_the_python_sdk_server_over_th
     assert_eq!(report["protocol"], "2026-07-28", "{report}");
     assert_eq!(report["asked"][0], "Delete report.txt?", "{report}");
     assert_eq!(report["text"], "Deleted report.txt", "{report}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_calls_held_at_once_on_a_legacy_stdio_upstream_each_get_their_answer() {
+    if !python_sdk_available() {
+        return;
+    }
+    let script = python::script("server.py");
+    let command = format!(
+        "python3 {} --name python-upstream --delete-tool confirm_delete stdio",
+        script.display()
+    );
+    let upstream = UpstreamConfig::stdio("py", command).with_era(UpstreamEra::Legacy);
+    let url = format!("{}/mcp", open_gateway(vec![upstream]).await);
+    let call = |path: &str| json!({"name": "confirm_delete", "arguments": {"path": path}});
+
+    // A asks and is held; B then starts and asks while A waits: B's question is B's.
+    let a = post(&url, None, 1, "tools/call", call("a.txt")).await;
+    let a = &a["result"];
+    assert_eq!(
+        a["inputRequests"][INPUT_KEY]["params"]["message"], "Delete a.txt?",
+        "{a}"
+    );
+    let b = post(&url, None, 2, "tools/call", call("b.txt")).await;
+    let b = &b["result"];
+    assert_eq!(
+        b["inputRequests"][INPUT_KEY]["params"]["message"], "Delete b.txt?",
+        "{b}"
+    );
+
+    let answer = |first: &Value, path: &str, confirm: bool| {
+        let mut params = call(path);
+        params["inputResponses"] =
+            json!({ INPUT_KEY: {"action": "accept", "content": {"confirm": confirm}} });
+        params["requestState"] = first["requestState"].clone();
+        params
+    };
+    let b_done = post(&url, None, 3, "tools/call", answer(b, "b.txt", false)).await;
+    assert_eq!(text(&b_done["result"]), "Kept b.txt", "{b_done}");
+    let a_done = post(&url, None, 4, "tools/call", answer(a, "a.txt", true)).await;
+    assert_eq!(text(&a_done["result"]), "Deleted a.txt", "{a_done}");
 }
