@@ -40,6 +40,7 @@ use ferry_protocol::mrtr::{CreateMessageRequest, ElicitRequest, InputRequest, Li
 use ferry_protocol::roots::{ListRootsResult, Root};
 use ferry_protocol::sampling::CreateMessageResult;
 use parking_lot::Mutex;
+use prometheus_client::metrics::gauge::Gauge;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 
@@ -82,16 +83,45 @@ pub(crate) enum Step {
 
 /// The calls held on this instance.
 pub(crate) struct Bridge {
-    held: Arc<Mutex<HashMap<String, Held>>>,
+    held: Arc<HeldCalls>,
     max_held: usize,
     hold_for: Duration,
 }
 
+/// The held calls by id, and the gauge that counts them (`ferry_gateway_held_calls`).
+struct HeldCalls {
+    calls: Mutex<HashMap<String, Held>>,
+    gauge: Gauge,
+}
+
+impl HeldCalls {
+    fn insert(&self, id: String, held: Held) {
+        let mut calls = self.calls.lock();
+        calls.insert(id, held);
+        self.gauge.set(calls.len() as i64);
+    }
+
+    fn remove(&self, id: &str) -> Option<Held> {
+        let mut calls = self.calls.lock();
+        let held = calls.remove(id);
+        self.gauge.set(calls.len() as i64);
+        held
+    }
+
+    fn len(&self) -> usize {
+        self.calls.lock().len()
+    }
+}
+
 impl Bridge {
-    /// A bridge holding at most `max_held` calls, each at most `hold_for`.
-    pub(crate) fn new(max_held: usize, hold_for: Duration) -> Self {
+    /// A bridge holding at most `max_held` calls, each at most `hold_for`, counted in
+    /// `gauge`.
+    pub(crate) fn new(max_held: usize, hold_for: Duration, gauge: Gauge) -> Self {
         Bridge {
-            held: Arc::default(),
+            held: Arc::new(HeldCalls {
+                calls: Mutex::default(),
+                gauge,
+            }),
             max_held,
             hold_for,
         }
@@ -138,7 +168,7 @@ impl Bridge {
         id: &str,
         responses: Option<&Value>,
     ) -> Result<Step, ErrorObject> {
-        let Some(held) = self.held.lock().remove(id) else {
+        let Some(held) = self.held.remove(id) else {
             return Err(ErrorObject::invalid_params(
                 "Invalid params: the upstream call this requestState continues is no longer \
                  waiting: it expired, or another gateway instance holds it",
@@ -159,7 +189,7 @@ impl Bridge {
 
     /// Ends the call held as `id`, if any: the upstream gets `cancel`.
     pub(crate) fn cancel(&self, id: &str) {
-        self.held.lock().remove(id);
+        self.held.remove(id);
     }
 
     async fn next(&self, mut events: mpsc::Receiver<Event>) -> Result<Step, ErrorObject> {
@@ -169,7 +199,7 @@ impl Bridge {
         match waited {
             Ok(Some(Event::Done(result))) => Ok(Step::Done(result)),
             Ok(Some(Event::Ask { request, reply })) => {
-                if self.held.lock().len() >= self.max_held {
+                if self.held.len() >= self.max_held {
                     tracing::warn!(
                         max = self.max_held,
                         "too many calls held for 2025-11-25 upstreams; ending one that asks"
@@ -197,14 +227,14 @@ impl Bridge {
             "resultType": "input_required",
             "inputRequests": { INPUT_KEY: &held.request },
         });
-        self.held.lock().insert(id.clone(), held);
-        let map: Weak<Mutex<HashMap<String, Held>>> = Arc::downgrade(&self.held);
+        self.held.insert(id.clone(), held);
+        let calls: Weak<HeldCalls> = Arc::downgrade(&self.held);
         let hold_for = self.hold_for;
         let expiring = id.clone();
         tokio::spawn(async move {
             tokio::time::sleep(hold_for).await;
-            if let Some(map) = map.upgrade() {
-                map.lock().remove(&expiring);
+            if let Some(calls) = calls.upgrade() {
+                calls.remove(&expiring);
             }
         });
         Step::Ask { result, held: id }

@@ -3,6 +3,7 @@
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -40,6 +41,7 @@ pub struct Metrics {
     refusals: Family<ReasonLabels, Counter>,
     latency: HistogramFamily<UpstreamLabels>,
     rate_limited: Counter,
+    held_calls: Gauge,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -98,7 +100,14 @@ impl Default for Metrics {
             "Requests refused by the per-principal rate limit",
             rate_limited.clone(),
         );
+        let held_calls = Gauge::default();
+        registry.register(
+            "held_calls",
+            "Calls held open on 2025-11-25 upstreams, waiting for their client's answer",
+            held_calls.clone(),
+        );
         Metrics {
+            held_calls,
             rate_limited,
             registry,
             requests,
@@ -135,6 +144,11 @@ impl Metrics {
                 .get_or_create(&labels)
                 .observe(f64::from(round));
         }
+    }
+
+    /// The gauge of held calls, which the bridge keeps up to date.
+    pub(crate) fn held_calls(&self) -> Gauge {
+        self.held_calls.clone()
     }
 
     pub(crate) fn rate_limited(&self) {

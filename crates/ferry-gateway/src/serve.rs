@@ -268,11 +268,12 @@ impl GatewayBuilder {
             .collect::<Vec<_>>();
         let upstreams = futures::future::try_join_all(connecting).await?;
         let guard = StateGuard::new(keys).with_ttl(config.state_ttl());
+        let metrics = Arc::new(Metrics::default());
         let core = Arc::new(Core {
             upstreams,
             envelopes: Envelopes::new(guard, ledger),
             meter,
-            metrics: Arc::new(Metrics::default()),
+            metrics: Arc::clone(&metrics),
             max_rounds: config.max_rounds,
             page_size: config.page_size,
             routes: RwLock::new(Routes::default()),
@@ -280,6 +281,7 @@ impl GatewayBuilder {
             bridge: crate::bridge::Bridge::new(
                 config.max_held_calls,
                 config.state_ttl() + crate::bridge::HOLD_MARGIN,
+                metrics.held_calls(),
             ),
         });
         let server = front_server(&core)?;

@@ -182,6 +182,18 @@ async fn a_bridged_call_is_redeemed_once_asked_again_without_an_answer_and_check
     );
 }
 
+/// The `ferry_gateway_held_calls` lines of the gateway's `/metrics`, given its MCP
+/// endpoint.
+async fn held_calls(mcp: &str) -> String {
+    let url = mcp.replace("/mcp", "/metrics");
+    let metrics = reqwest::get(url).await.unwrap().text().await.unwrap();
+    metrics
+        .lines()
+        .filter(|l| l.starts_with("ferry_gateway_held_calls"))
+        .map(|l| format!("{l}\n"))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_beyond_the_cap_on_held_calls_end_with_an_error() {
     let upstream = everything_upstream().await;
@@ -193,6 +205,11 @@ async fn calls_beyond_the_cap_on_held_calls_end_with_an_error() {
     let held = post(&url, None, 1, "tools/call", call("notes.txt")).await;
     let held = &held["result"];
     assert_eq!(held["resultType"], "input_required", "{held}");
+    assert!(
+        held_calls(&url)
+            .await
+            .contains("ferry_gateway_held_calls 1\n")
+    );
     let refused = post(&url, None, 2, "tools/call", call("notes.txt")).await;
     assert_eq!(refused["error"]["code"], -32603, "{refused}");
     assert!(
@@ -206,6 +223,11 @@ async fn calls_beyond_the_cap_on_held_calls_end_with_an_error() {
     assert!(
         text(&done["result"]).starts_with("Deleted notes.txt"),
         "{done}"
+    );
+    assert!(
+        held_calls(&url)
+            .await
+            .contains("ferry_gateway_held_calls 0\n")
     );
     let next = post(&url, None, 4, "tools/call", call("notes.txt")).await;
     assert_eq!(next["result"]["resultType"], "input_required", "{next}");
