@@ -18,6 +18,7 @@ use crate::envelope::{Bound, Envelope, Envelopes, Refused};
 use crate::meter::{Held, Meter, RoundOutcome, RoundRecord, RoundStart};
 use crate::metrics::Metrics;
 use crate::names::{self, SEPARATOR};
+use crate::tasks::{TaskIds, TaskRoute};
 use crate::upstream::{CacheHints, Upstream};
 
 /// The gateway's state, shared by every request.
@@ -31,6 +32,7 @@ pub(crate) struct Core {
     pub(crate) routes: RwLock<Routes>,
     pub(crate) limit: Option<crate::limit::PrincipalLimit>,
     pub(crate) bridge: Bridge,
+    pub(crate) tasks: TaskIds,
 }
 
 /// Which upstream serves a resource URI, learned from the lists.
@@ -70,6 +72,11 @@ impl Forward for Relay {
                 }
                 methods::COMPLETION_COMPLETE => {
                     core.complete(params, &request.client_capabilities).await
+                }
+                methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
+                    let caps = &request.client_capabilities;
+                    core.task(request.method, params, principal.as_deref(), caps)
+                        .await
                 }
                 other => Err(ErrorObject::method_not_found(other)),
             }
@@ -412,7 +419,30 @@ impl Core {
                         }
                     }
                 }
-                Some("task") => (RoundOutcome::Task, Ok(result)),
+                Some("task") => {
+                    let route = match result.get("taskId") {
+                        Some(Value::String(id)) => Some(TaskRoute {
+                            upstream: upstream.name().to_owned(),
+                            task_id: id.clone(),
+                        }),
+                        _ => None,
+                    };
+                    let sealed = route
+                        .ok_or_else(|| {
+                            ErrorObject::internal(format!(
+                                "Internal error: upstream {} answered with a task without a taskId",
+                                upstream.name()
+                            ))
+                        })
+                        .and_then(|r| self.tasks.seal(&r, principal));
+                    match sealed {
+                        Ok(id) => {
+                            result["taskId"] = Value::String(id);
+                            (RoundOutcome::Task, Ok(result))
+                        }
+                        Err(e) => (RoundOutcome::Error, Err(e)),
+                    }
+                }
                 _ => (RoundOutcome::Complete, Ok(result)),
             },
             Err(e) => (RoundOutcome::Error, Err(e)),
@@ -457,6 +487,41 @@ impl Core {
         );
         self.metrics.refusal(refused.label());
         Err(refused.to_error())
+    }
+
+    /// `tasks/get`, `tasks/update` or `tasks/cancel` for a task id the gateway gave this
+    /// principal: sent to the task's upstream under its own id, and answered under the
+    /// gateway's.
+    async fn task(
+        &self,
+        method: &'static str,
+        mut params: Map<String, Value>,
+        principal: Option<&str>,
+        capabilities: &ClientCapabilities,
+    ) -> Result<Value, ErrorObject> {
+        let id = match params.get("taskId") {
+            Some(Value::String(id)) => id.clone(),
+            _ => {
+                return Err(ErrorObject::invalid_params(
+                    "Invalid params: taskId is required",
+                ));
+            }
+        };
+        let route = self.tasks.open(&id, principal)?;
+        let upstream = self
+            .upstreams
+            .iter()
+            .find(|u| u.name() == route.upstream)
+            .ok_or_else(crate::tasks::not_found)?;
+        params.insert("taskId".into(), Value::String(route.task_id));
+        let mut result = upstream
+            .request(method, params, capabilities)
+            .await
+            .map_err(|e| upstream_error(upstream.name(), &e))?;
+        if let Some(task_id) = result.get_mut("taskId") {
+            *task_id = Value::String(id);
+        }
+        Ok(result)
     }
 
     /// `completion/complete`, sent to the upstream of the prompt or template it names.

@@ -22,6 +22,9 @@
 //!   denied per upstream. Requests can be rate limited per principal
 //!   ([`GatewayConfig::rate_limit`]).
 //!
+//! - **Tasks through.** An upstream's tasks reach clients that declare the extension
+//!   under task ids of the gateway's own, sealed and bound to the principal; `tasks/*`
+//!   requests go to the task's upstream.
 //! - **Both eras, both ways.** 2025-11-25 clients are asked the upstream's questions on
 //!   their session. A 2025-11-25 upstream's questions, asked in the middle of a call,
 //!   reach 2026-07-28 clients as an `InputRequiredResult` (under [`INPUT_KEY`]) while the
@@ -60,6 +63,7 @@ mod meter;
 mod metrics;
 pub mod names;
 mod serve;
+mod tasks;
 mod upstream;
 
 pub use bridge::INPUT_KEY;
@@ -76,6 +80,7 @@ pub use meter::{
 };
 pub use metrics::Metrics;
 pub use serve::{Gateway, GatewayBuilder};
+pub use tasks::TASK_ID_TTL;
 pub use upstream::{MAX_LIST_PAGES, UPSTREAM_TIMEOUT, Upstream};
 
 /// Compiles the README's examples as doctests.

@@ -267,6 +267,7 @@ impl GatewayBuilder {
             })
             .collect::<Vec<_>>();
         let upstreams = futures::future::try_join_all(connecting).await?;
+        let tasks = crate::tasks::TaskIds::new(keys.clone());
         let guard = StateGuard::new(keys).with_ttl(config.state_ttl());
         let metrics = Arc::new(Metrics::default());
         let core = Arc::new(Core {
@@ -283,6 +284,7 @@ impl GatewayBuilder {
                 config.state_ttl() + crate::bridge::HOLD_MARGIN,
                 metrics.held_calls(),
             ),
+            tasks,
         });
         let server = front_server(&core)?;
         let edge = Edge {
@@ -305,8 +307,10 @@ fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
     let mut prompts = false;
     let mut resources = false;
     let mut completions = false;
+    let mut tasks = false;
     for u in &core.upstreams {
         let caps = &u.capabilities;
+        tasks |= u.offers_tasks();
         tools |= caps.tools.is_some();
         prompts |= caps.prompts.is_some();
         resources |= caps.resources.is_some();
@@ -324,6 +328,9 @@ fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
     }
     if completions {
         builder = builder.enable_completions();
+    }
+    if tasks {
+        builder = builder.extension(ferry_protocol::tasks::EXTENSION, serde_json::json!({}));
     }
     builder
         .forward(Relay(core.clone()))

@@ -297,14 +297,24 @@ impl Upstream {
         self.client.era() == Era::Legacy
     }
 
+    /// Whether it offers the Tasks extension.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.capabilities
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(ferry_protocol::tasks::EXTENSION))
+    }
+
     /// The options of one request that declares `capabilities` (the client's, so the
     /// upstream asks only what the client can answer).
-    pub(crate) fn options(capabilities: &ClientCapabilities) -> CallOptions {
+    pub(crate) fn options(&self, capabilities: &ClientCapabilities) -> CallOptions {
         let mut caps =
             serde_json::to_value(capabilities).unwrap_or_else(|_| Value::Object(Map::new()));
-        // The gateway does not relay `tasks/*`: an upstream must answer in full rather
-        // than hand the client a task it could not follow.
-        if let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut) {
+        // Tasks are relayed only from an upstream that offers them (the gateway then
+        // advertises them too); another must answer in full.
+        if !self.offers_tasks()
+            && let Some(extensions) = caps.get_mut("extensions").and_then(Value::as_object_mut)
+        {
             extensions.remove(ferry_protocol::tasks::EXTENSION);
         }
         CallOptions::new()
@@ -322,7 +332,7 @@ impl Upstream {
         capabilities: &ClientCapabilities,
     ) -> Result<Value, ferry_client::Error> {
         self.client
-            .request(method, Value::Object(params), &Self::options(capabilities))
+            .request(method, Value::Object(params), &self.options(capabilities))
             .await
     }
 

@@ -384,11 +384,23 @@ impl Server {
             && crate::forward::is_forwarded(m)
             && offers(caps, m)
         {
+            let task_method = matches!(
+                m,
+                Method::TasksGet | Method::TasksUpdate | Method::TasksCancel
+            );
+            if task_method && !checked.capabilities.has_extension(TASKS_EXTENSION) {
+                return Err(missing_tasks_extension(m));
+            }
+            let mut client_capabilities = checked.capabilities.clone();
+            if legacy && let Some(extensions) = client_capabilities.extensions.as_mut() {
+                // A 2025-11-25 session is answered in full: a task could not reach it.
+                extensions.remove(TASKS_EXTENSION);
+            }
             let request = Box::new(crate::forward::ForwardRequest {
                 method: m.as_str(),
                 params: crate::forward::raw_params(params),
                 principal: env.principal.clone(),
-                client_capabilities: checked.capabilities.clone(),
+                client_capabilities,
             });
             let hook = hook.clone();
             return pending(CallKind::Forward { hook, request }, streaming, checked);
@@ -486,13 +498,7 @@ impl Server {
                 if inner.tasks.is_some() =>
             {
                 if !checked.capabilities.has_extension(TASKS_EXTENSION) {
-                    return Err(Failure::refused(
-                        Refusal::MissingCapability,
-                        ferry_protocol::tasks::missing_extension(format!(
-                            "{} needs the {TASKS_EXTENSION} extension in the request's client capabilities",
-                            m.as_str()
-                        )),
-                    ));
+                    return Err(missing_tasks_extension(m));
                 }
                 let request::TaskParams {
                     task_id,
@@ -778,8 +784,23 @@ fn offers(caps: &ferry_protocol::capabilities::ServerCapabilities, method: Metho
         Method::ToolsList | Method::ToolsCall => caps.tools.is_some(),
         Method::PromptsList | Method::PromptsGet => caps.prompts.is_some(),
         Method::CompletionComplete => caps.completions.is_some(),
+        Method::TasksGet | Method::TasksUpdate | Method::TasksCancel => caps
+            .extensions
+            .as_ref()
+            .is_some_and(|e| e.contains_key(TASKS_EXTENSION)),
         _ => caps.resources.is_some(),
     }
+}
+
+/// -32021 for a `tasks/*` request whose client capabilities lack the extension.
+fn missing_tasks_extension(method: Method) -> Box<Failure> {
+    Failure::refused(
+        Refusal::MissingCapability,
+        ferry_protocol::tasks::missing_extension(format!(
+            "{} needs the {TASKS_EXTENSION} extension in the request's client capabilities",
+            method.as_str()
+        )),
+    )
 }
 
 /// -32601 for a method this server does not serve (in this era).

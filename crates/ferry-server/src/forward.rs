@@ -4,9 +4,11 @@
 //! A [`Forward`] hook set with [`ServerBuilder::forward`](crate::ServerBuilder::forward)
 //! receives every request (both eras) for the feature methods the server advertises
 //! (`tools/list`, `tools/call`, `prompts/list`, `prompts/get`, `resources/list`,
-//! `resources/templates/list`, `resources/read`, `completion/complete`) after the
-//! per-request rules were checked (`_meta`, headers, version), and its value is sent as
-//! the result. The registry, argument validation and the MRTR engine are bypassed: the
+//! `resources/templates/list`, `resources/read`, `completion/complete`, and the Tasks
+//! extension's `tasks/get`, `tasks/update` and `tasks/cancel` when the server advertises
+//! that extension) after the per-request rules were checked (`_meta`, headers, version,
+//! and for `tasks/*` the extension in the request's client capabilities), and its value
+//! is sent as the result. The registry, argument validation and the MRTR engine are bypassed: the
 //! hook owns the result, `InputRequiredResult` and `requestState` included.
 //!
 //! A hook is written for 2026-07-28 alone, and 2025-11-25 sessions are served too: their
@@ -46,11 +48,14 @@ pub struct ForwardRequest {
     /// The method, e.g. `tools/call`.
     pub method: &'static str,
     /// The params the method defines, without `_meta` (`name`, `arguments`, `uri`,
-    /// `cursor`, `inputResponses`, `requestState`, `ref`, `argument`, `context`).
+    /// `cursor`, `inputResponses`, `requestState`, `ref`, `argument`, `context`,
+    /// `taskId`).
     pub params: Map<String, Value>,
     /// The authenticated principal, if an authentication layer set one.
     pub principal: Option<Principal>,
-    /// The capabilities the client declared in the request's `_meta`.
+    /// The capabilities the client declared in the request's `_meta` (a 2025-11-25
+    /// session's, in `initialize`, without the Tasks extension: a task result cannot
+    /// reach such a client, so the hook must answer it in full).
     pub client_capabilities: ClientCapabilities,
 }
 
@@ -237,6 +242,9 @@ pub(crate) fn is_forwarded(method: Method) -> bool {
             | Method::ResourcesTemplatesList
             | Method::ResourcesRead
             | Method::CompletionComplete
+            | Method::TasksGet
+            | Method::TasksUpdate
+            | Method::TasksCancel
     )
 }
 
@@ -271,6 +279,11 @@ pub(crate) fn raw_params(params: Params<'_>) -> Map<String, Value> {
             put("ref", p.reference);
             put("argument", p.argument);
             put("context", p.context);
+        }
+        Params::Task(p) => {
+            let p = *p;
+            put("taskId", p.task_id.map(|t| Value::String(t.into_owned())));
+            put("inputResponses", p.input_responses);
         }
         _ => {}
     }

@@ -530,9 +530,10 @@ impl ServerBuilder {
 
     /// Answers the feature methods the server advertises (`tools/*`, `prompts/*`,
     /// `resources/list`, `resources/templates/list`, `resources/read`,
-    /// `completion/complete`) on 2026-07-28 requests with `hook`'s raw results instead
-    /// of the registry (see [`Forward`]). Advertise the features with
-    /// [`enable_tools`](Self::enable_tools) and its siblings.
+    /// `completion/complete`, and `tasks/*` when it advertises the Tasks extension) with
+    /// `hook`'s raw results instead of the registry (see [`Forward`]). Advertise the
+    /// features with [`enable_tools`](Self::enable_tools) and its siblings, the Tasks
+    /// extension with [`extension`](Self::extension).
     pub fn forward(mut self, hook: impl Forward) -> Self {
         self.forward = Some(Arc::new(hook));
         self

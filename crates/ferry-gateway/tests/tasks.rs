@@ -1,0 +1,212 @@
+//! Tasks (the Tasks extension) through the gateway, in front of ferry-everything's task
+//! tools: the client gets a task id of the gateway's own, bound to its principal, and
+//! follows, answers and cancels the task through the gateway. Another principal is told
+//! the task does not exist; a client without the extension gets the full result, or the
+//! upstream's -32021 for a tool that runs only as a task.
+
+mod support;
+
+use std::collections::BTreeMap;
+
+use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
+use ferry_client::{Client, FnHandler};
+use ferry_gateway::UpstreamConfig;
+use ferry_testkit::http::post_url;
+use ferry_testkit::rpc;
+use serde_json::{Value, json};
+use support::*;
+
+const TASKS: &str = "io.modelcontextprotocol/tasks";
+
+fn task_caps() -> Value {
+    json!({"elicitation": {"form": {}}, "extensions": { TASKS: {} }})
+}
+
+async fn send(url: &str, token: &str, id: u64, method: &str, params: Value, caps: Value) -> Value {
+    post_url(
+        url,
+        Some(token),
+        &rpc::request_with(id, method, params, caps),
+    )
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_ferry_client_follows_and_answers_a_task_through_the_gateway() {
+    let upstream = everything_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = gateway(vec![UpstreamConfig::http("ev", &upstream)], dir.path(), 8).await;
+    let handler = FnHandler::new().on_form(|form| {
+        let answer = match form.message.as_str() {
+            "What is your name?" => ("name", ElicitValue::String("Ada".into())),
+            _ => ("confirm", ElicitValue::Bool(true)),
+        };
+        async move { ElicitResult::accept(BTreeMap::from([(answer.0.to_owned(), answer.1)])) }
+    });
+    let client = Client::builder()
+        .http(format!("{base}/mcp"))
+        .bearer_token("alice-token")
+        .tasks(true)
+        .input_handler(handler)
+        .build()
+        .await
+        .expect("the client connects to the gateway");
+
+    let computed = client
+        .call_tool("slow_compute", json!({"seconds": 0.3, "label": "sums"}))
+        .await
+        .expect("the task completes");
+    assert_eq!(
+        text(&serde_json::to_value(&computed).unwrap()),
+        "Computed sums in 0.3 s"
+    );
+
+    // Both questions are pending inside the task; the client answers with tasks/update.
+    let greeted = client
+        .call_tool("multi_input", json!({}))
+        .await
+        .expect("the task completes");
+    assert_eq!(
+        text(&serde_json::to_value(&greeted).unwrap()),
+        "Hello, Ada! Confirmed: true"
+    );
+
+    let outcomes: Vec<Value> = usage(dir.path())
+        .iter()
+        .map(|r| r["outcome"].clone())
+        .collect();
+    assert_eq!(outcomes, ["task", "task"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn task_ids_are_the_gateways_own_and_bound_to_their_principal() {
+    let upstream = everything_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = gateway(vec![UpstreamConfig::http("ev", &upstream)], dir.path(), 8).await;
+    let url = format!("{base}/mcp");
+
+    let discovered = send(
+        &url,
+        "alice-token",
+        1,
+        "server/discover",
+        json!({}),
+        task_caps(),
+    )
+    .await;
+    assert!(
+        discovered["result"]["capabilities"]["extensions"][TASKS].is_object(),
+        "{discovered}"
+    );
+
+    let args = json!({"name": "slow_compute", "arguments": {"seconds": 30}});
+    let created = send(
+        &url,
+        "alice-token",
+        2,
+        "tools/call",
+        args.clone(),
+        task_caps(),
+    )
+    .await;
+    let created = &created["result"];
+    assert_eq!(created["resultType"], "task", "{created}");
+    assert_eq!(created["status"], "working", "{created}");
+    let id = created["taskId"].as_str().expect("a task id").to_owned();
+
+    // The upstream does not know the gateway's id.
+    let direct = send(
+        &upstream,
+        "x",
+        3,
+        "tasks/get",
+        json!({"taskId": id}),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(direct["error"]["code"], -32602, "{direct}");
+
+    let got = send(
+        &url,
+        "alice-token",
+        4,
+        "tasks/get",
+        json!({"taskId": id}),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
+
+    for method in ["tasks/get", "tasks/cancel"] {
+        let bobs = send(
+            &url,
+            "bob-token",
+            5,
+            method,
+            json!({"taskId": id}),
+            task_caps(),
+        )
+        .await;
+        assert_eq!(bobs["error"]["code"], -32602, "{bobs}");
+        assert_eq!(
+            bobs["error"]["message"], "Failed to retrieve task: Task not found",
+            "{bobs}"
+        );
+    }
+    let made_up = send(
+        &url,
+        "alice-token",
+        6,
+        "tasks/get",
+        json!({"taskId": "t-1"}),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(made_up["error"]["code"], -32602, "{made_up}");
+
+    let cancelled = send(
+        &url,
+        "alice-token",
+        7,
+        "tasks/cancel",
+        json!({"taskId": id}),
+        task_caps(),
+    )
+    .await;
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    let after = send(
+        &url,
+        "alice-token",
+        8,
+        "tasks/get",
+        json!({"taskId": id}),
+        task_caps(),
+    )
+    .await;
+    assert_eq!(after["result"]["status"], "cancelled", "{after}");
+
+    // Without the extension: tasks/* is refused at the gateway, a tool that may be a task
+    // answers in full, and one that must be a task is the upstream's -32021.
+    let plain = rpc::form_caps();
+    let refused = send(
+        &url,
+        "alice-token",
+        9,
+        "tasks/get",
+        json!({"taskId": id}),
+        plain.clone(),
+    )
+    .await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
+    let quick = json!({"name": "slow_compute", "arguments": {"seconds": 0}});
+    let full = send(&url, "alice-token", 10, "tools/call", quick, plain.clone()).await;
+    assert_eq!(
+        text(&full["result"]),
+        "Computed computation in 0 s",
+        "{full}"
+    );
+    let only_task = json!({"name": "failing_job", "arguments": {}});
+    let needs = send(&url, "alice-token", 11, "tools/call", only_task, plain).await;
+    assert_eq!(needs["error"]["code"], -32021, "{needs}");
+}
