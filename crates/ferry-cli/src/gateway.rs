@@ -40,6 +40,11 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
 
+    /// This instance's address as the other instances reach it: they pass on to it the
+    /// answers for calls it holds on 2025-11-25 upstreams.
+    #[arg(long, value_name = "URL")]
+    pub advertise_url: Option<String>,
+
     /// Accept `Authorization: Bearer TOKEN` as principal NAME (repeatable); with any,
     /// requests need a token.
     #[arg(long = "dev-token", value_name = "NAME=TOKEN")]
@@ -91,6 +96,9 @@ impl GatewayArgs {
         }
         if let Some(url) = &self.redis {
             config.redis = Some(url.clone());
+        }
+        if let Some(url) = &self.advertise_url {
+            config.advertise_url = Some(url.clone());
         }
         if let Some(n) = self.rate_limit {
             config.rate_limit = n;

@@ -79,6 +79,8 @@ pub(crate) enum Step {
     Ask { result: Value, held: String },
     /// The upstream answered the call.
     Done(Result<Value, ferry_client::Error>),
+    /// The upstream answered the call, on the instance that held it.
+    Answered(Value),
 }
 
 /// The calls held on this instance.
@@ -185,6 +187,11 @@ impl Bridge {
         }
         let _ = held.reply.send(answer.clone());
         self.next(held.events).await
+    }
+
+    /// Whether the call `id` is held here.
+    pub(crate) fn holds(&self, id: &str) -> bool {
+        self.held.calls.lock().contains_key(id)
     }
 
     /// Ends the call held as `id`, if any: the upstream gets `cancel`.

@@ -63,6 +63,11 @@ pub struct GatewayConfig {
     /// asking beyond it is ended with an error.
     #[serde(default = "default_max_held_calls")]
     pub max_held_calls: usize,
+    /// This instance's address as the other instances reach it (`http://10.0.0.5:8080`).
+    /// With it, a call held here for a 2025-11-25 upstream can be continued through any
+    /// instance with the same state keys: the others pass the answer on to this one.
+    #[serde(default)]
+    pub advertise_url: Option<String>,
     /// Append a JSON line per round trip to this file.
     #[serde(default)]
     pub usage_log: Option<PathBuf>,
@@ -123,6 +128,7 @@ impl Default for GatewayConfig {
             max_rounds: DEFAULT_MAX_ROUNDS,
             page_size: DEFAULT_PAGE_SIZE,
             max_held_calls: DEFAULT_MAX_HELD_CALLS,
+            advertise_url: None,
             usage_log: None,
             redis: None,
             state_ttl_secs: default_state_ttl(),
@@ -168,6 +174,9 @@ impl GatewayConfig {
         }
         if let Some(resource) = &self.resource {
             check_http_url("resource", resource)?;
+        }
+        if let Some(url) = &self.advertise_url {
+            check_http_url("advertise_url", url)?;
         }
         if self.max_rounds == 0 {
             return Err(ConfigError::Invalid("max_rounds must be at least 1".into()));

@@ -35,6 +35,10 @@ pub struct Envelope {
     /// the answer the retry brings (era bridging).
     #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
     pub held: Option<String>,
+    /// The address of the instance holding that call (its `advertise_url`), when it has
+    /// one: another instance passes the answer on to it.
+    #[serde(rename = "o", default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<String>,
 }
 
 /// What a state is bound to: who asks, and for which request.
@@ -105,10 +109,18 @@ impl Refused {
     }
 }
 
+/// The method a peer token is bound to.
+const PEER: &str = "ferry-gateway/peer";
+
+/// How long a peer token is good for.
+const PEER_TTL: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// Seals and opens envelopes, redeeming each at most once.
 #[derive(Clone)]
 pub struct Envelopes {
     guard: Arc<StateGuard>,
+    /// The state keys with a short expiry, for peer tokens.
+    peer: Arc<StateGuard>,
     ledger: Arc<dyn ReplayLedger>,
 }
 
@@ -123,8 +135,10 @@ impl std::fmt::Debug for Envelopes {
 impl Envelopes {
     /// Envelopes sealed by `guard` (its keys and expiry), redeemed in `ledger`.
     pub fn new(guard: StateGuard, ledger: Arc<dyn ReplayLedger>) -> Self {
+        let peer = StateGuard::new(guard.ring().clone()).with_ttl(PEER_TTL);
         Envelopes {
             guard: Arc::new(guard),
+            peer: Arc::new(peer),
             ledger,
         }
     }
@@ -140,6 +154,27 @@ impl Envelopes {
             tracing::warn!(error = %e, "gateway requestState could not be issued");
             ErrorObject::internal("Internal error: the request's state is too large to continue")
         })
+    }
+
+    /// A token for passing the answer `responses` to the call held as `held` on another
+    /// instance: only holders of the state keys can make one, and it is good for that
+    /// call and those answers only, for a short while.
+    pub(crate) fn peer_token(&self, held: &str, responses: &Value) -> Result<String, ErrorObject> {
+        let digest = ferry_state::digest_args(responses);
+        let claims = StateClaims::new(&Binding::new(PEER, held, &digest));
+        self.peer.issue(claims).map_err(|e| {
+            tracing::warn!(error = %e, "a peer token could not be issued");
+            ErrorObject::internal("Internal error: the answer could not be passed on")
+        })
+    }
+
+    /// Whether `token` is a [`peer_token`](Envelopes::peer_token) for `held` and
+    /// `responses`.
+    pub(crate) fn check_peer_token(&self, token: &str, held: &str, responses: &Value) -> bool {
+        let digest = ferry_state::digest_args(responses);
+        self.peer
+            .verify(token, &Binding::new(PEER, held, &digest))
+            .is_ok()
     }
 
     /// Opens `token` for the request `bound` describes and redeems it: a second
@@ -197,6 +232,7 @@ mod tests {
             call_id: "c1".into(),
             round: 1,
             held: None,
+            owner: None,
         }
     }
 

@@ -33,7 +33,15 @@ pub(crate) struct Core {
     pub(crate) limit: Option<crate::limit::PrincipalLimit>,
     pub(crate) bridge: Bridge,
     pub(crate) tasks: TaskIds,
+    /// This instance's `advertise_url`, written into the states of calls held here.
+    pub(crate) advertise: Option<String>,
+    /// The HTTP client that passes answers on to the instance holding a call.
+    pub(crate) peers: reqwest::Client,
 }
+
+/// The path, beside `/mcp`, at which an instance takes the answers for the calls it
+/// holds from the other instances.
+pub(crate) const HELD_PATH: &str = "/.ferry/held";
 
 /// Which upstream serves a resource URI, learned from the lists.
 #[derive(Default)]
@@ -328,7 +336,9 @@ impl Core {
             Some(e) => (e.call_id.clone(), e.round + 1),
             None => (random_id(), 1),
         };
-        let resumed = opened.as_ref().and_then(|e| e.held.clone());
+        let resumed = opened
+            .as_ref()
+            .and_then(|e| e.held.clone().map(|h| (h, e.owner.clone())));
         if let Some(state) = opened.and_then(|e| e.upstream_state) {
             params.insert("requestState".into(), Value::String(state));
         }
@@ -350,22 +360,31 @@ impl Core {
         let began = Instant::now();
         // A 2025-11-25 upstream over HTTP asks in the middle of the call: its rounds go
         // through the bridge, which holds the call between them.
-        let step = if let Some(held) = &resumed {
-            self.bridge.resume(held, params.get("inputResponses")).await
-        } else if upstream.bridges() {
-            self.bridge
-                .start(
-                    &upstream.client,
-                    method,
-                    params,
-                    capabilities,
-                    upstream.back.as_ref(),
-                )
-                .await
-        } else {
-            Ok(Step::Done(
+        // A call held on another instance is continued there (`owner`).
+        let mut owner = self.advertise.clone();
+        let step = match &resumed {
+            Some((held, Some(at)))
+                if self.advertise.as_ref() != Some(at) && !self.bridge.holds(held) =>
+            {
+                owner = Some(at.clone());
+                let responses = params.get("inputResponses");
+                self.resume_at(at, held, upstream.name(), responses).await
+            }
+            Some((held, _)) => self.bridge.resume(held, params.get("inputResponses")).await,
+            None if upstream.bridges() => {
+                self.bridge
+                    .start(
+                        &upstream.client,
+                        method,
+                        params,
+                        capabilities,
+                        upstream.back.as_ref(),
+                    )
+                    .await
+            }
+            None => Ok(Step::Done(
                 upstream.request(method, params, capabilities).await,
-            ))
+            )),
         };
         let latency = began.elapsed();
         let (answer, held) = match step {
@@ -373,6 +392,7 @@ impl Core {
                 answer.map_err(|e| upstream_error(upstream.name(), &e)),
                 None,
             ),
+            Ok(Step::Answered(result)) => (Ok(result), None),
             Ok(Step::Ask { result, held }) => (Ok(result), Some(held)),
             Err(e) => (Err(e), None),
         };
@@ -404,6 +424,7 @@ impl Core {
                         upstream_state,
                         call_id: call_id.clone(),
                         round,
+                        owner: held.as_ref().and(owner.clone()),
                         held: held.clone(),
                     };
                     match self.envelopes.seal(&bound, &envelope) {
@@ -489,6 +510,65 @@ impl Core {
         Err(refused.to_error())
     }
 
+    /// Passes the answer in `responses` on to the instance at `owner`, which holds the
+    /// call `held`, and returns how the round ended there.
+    async fn resume_at(
+        &self,
+        owner: &str,
+        held: &str,
+        upstream: &str,
+        responses: Option<&Value>,
+    ) -> Result<Step, ErrorObject> {
+        let responses = responses.cloned().unwrap_or_else(|| json!({}));
+        let token = self.envelopes.peer_token(held, &responses)?;
+        let body = json!({
+            "held": held,
+            "upstream": upstream,
+            "inputResponses": responses,
+            "token": token,
+        });
+        let url = format!("{}{HELD_PATH}", owner.trim_end_matches('/'));
+        let unreachable = |e: reqwest::Error| {
+            tracing::warn!(owner, error = %e, "the instance holding a call could not be reached");
+            ErrorObject::internal(
+                "Internal error: the gateway instance holding this call could not be reached",
+            )
+        };
+        let reply: Value = self
+            .peers
+            .post(url)
+            .json(&body)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .map_err(unreachable)?
+            .json()
+            .await
+            .map_err(unreachable)?;
+        peer_step(reply)
+    }
+
+    /// Answers another instance passing on the answer for a call held here (the body
+    /// [`resume_at`](Core::resume_at) sends). `None` when the body is not a valid peer
+    /// request: its token was not made with this gateway's state keys for this call and
+    /// these answers.
+    pub(crate) async fn serve_peer(&self, body: &Value) -> Option<Value> {
+        let held = body.get("held")?.as_str()?;
+        let upstream = body.get("upstream")?.as_str()?;
+        let token = body.get("token")?.as_str()?;
+        let responses = body.get("inputResponses")?;
+        if !self.envelopes.check_peer_token(token, held, responses) {
+            return None;
+        }
+        let reply = match self.bridge.resume(held, Some(responses)).await {
+            Ok(Step::Ask { result, held }) => json!({"ask": {"result": result, "held": held}}),
+            Ok(Step::Done(Ok(result)) | Step::Answered(result)) => json!({"done": result}),
+            Ok(Step::Done(Err(e))) => json!({"error": upstream_error(upstream, &e)}),
+            Err(e) => json!({"error": e}),
+        };
+        Some(reply)
+    }
+
     /// `tasks/get`, `tasks/update` or `tasks/cancel` for a task id the gateway gave this
     /// principal: sent to the task's upstream under its own id, and answered under the
     /// gateway's.
@@ -567,6 +647,31 @@ impl Core {
             .find(|(t, _)| t.as_str() == template)
             .map(|(_, i)| *i)
     }
+}
+
+/// How a round ended on the instance holding its call, read from its reply.
+fn peer_step(reply: Value) -> Result<Step, ErrorObject> {
+    let garbled = || {
+        ErrorObject::internal(
+            "Internal error: the gateway instance holding this call answered wrongly",
+        )
+    };
+    if let Some(ask) = reply.get("ask") {
+        let held = ask
+            .get("held")
+            .and_then(Value::as_str)
+            .ok_or_else(garbled)?;
+        let result = ask.get("result").cloned().ok_or_else(garbled)?;
+        return Ok(Step::Ask {
+            result,
+            held: held.to_owned(),
+        });
+    }
+    if let Some(result) = reply.get("done") {
+        return Ok(Step::Answered(result.clone()));
+    }
+    let error = reply.get("error").cloned().ok_or_else(garbled)?;
+    Err(serde_json::from_value(error).map_err(|_| garbled())?)
 }
 
 /// The upstream's own JSON-RPC error, passed on; a local failure (timeout, transport)

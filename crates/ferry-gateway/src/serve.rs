@@ -132,6 +132,27 @@ impl Gateway {
                 }
             }),
         );
+        // Other instances pass on the answers for calls held here; their requests carry a
+        // token only holders of the state keys can make.
+        let core = self.core.clone();
+        let pages = pages.route(
+            crate::gateway::HELD_PATH,
+            axum::routing::post(move |body: axum::body::Bytes| {
+                let core = core.clone();
+                async move {
+                    let body: serde_json::Value =
+                        serde_json::from_slice(&body).map_err(|_| http::StatusCode::BAD_REQUEST)?;
+                    let reply = core
+                        .serve_peer(&body)
+                        .await
+                        .ok_or(http::StatusCode::FORBIDDEN)?;
+                    Ok::<_, http::StatusCode>((
+                        [(http::header::CONTENT_TYPE, "application/json")],
+                        reply.to_string(),
+                    ))
+                }
+            }),
+        );
         // Clients find the authorization server from the metadata (RFC 9728), which
         // needs no token.
         let pages = match &layer {
@@ -285,6 +306,11 @@ impl GatewayBuilder {
                 metrics.held_calls(),
             ),
             tasks,
+            advertise: config.advertise_url.clone(),
+            peers: reqwest::Client::builder()
+                .timeout(crate::upstream::UPSTREAM_TIMEOUT * 2)
+                .build()
+                .map_err(|e| StartError::Server(e.to_string()))?,
         });
         let server = front_server(&core)?;
         let edge = Edge {

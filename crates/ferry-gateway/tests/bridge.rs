@@ -7,7 +7,9 @@
 //! a replayed retry is refused; a retry without the answer is asked again; an answer of
 //! the wrong shape is refused; a call asking beyond the cap on held calls ends with an
 //! error. On stdio, where the upstream's questions arrive tied to no call, two calls held
-//! at once on the Python SDK's server each get their own answer.
+//! at once on the Python SDK's server each get their own answer. With two instances
+//! sharing state keys and a ledger, a retry reaching the instance that does not hold the
+//! call is passed on to the one that does (`advertise_url`); a forged pass-on is refused.
 
 mod support;
 
@@ -16,7 +18,8 @@ use std::sync::Arc;
 
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, Era, FnHandler};
-use ferry_gateway::{GatewayConfig, INPUT_KEY, UpstreamConfig, UpstreamEra};
+use ferry_gateway::{Gateway, GatewayConfig, INPUT_KEY, UpstreamConfig, UpstreamEra};
+use ferry_state::{KeyRing, MemoryLedger, ReplayLedger};
 use ferry_testkit::python;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -291,4 +294,60 @@ async fn two_calls_held_at_once_on_a_legacy_stdio_upstream_each_get_their_answer
     assert_eq!(text(&b_done["result"]), "Kept b.txt", "{b_done}");
     let a_done = post(&url, None, 4, "tools/call", answer(a, "a.txt", true)).await;
     assert_eq!(text(&a_done["result"]), "Deleted a.txt", "{a_done}");
+}
+
+/// A gateway instance in front of `upstream` with `keys` and `ledger`, advertising its
+/// own address; returns its MCP endpoint.
+async fn instance(upstream: &str, keys: &KeyRing, ledger: Arc<dyn ReplayLedger>) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let mut config = GatewayConfig::default();
+    config.upstreams = vec![legacy("ev", upstream)];
+    config.advertise_url = Some(base.clone());
+    let gateway = Gateway::builder(config)
+        .state_keys(keys.clone())
+        .ledger(ledger)
+        .build()
+        .await
+        .expect("the gateway starts");
+    tokio::spawn(gateway.serve(listener, std::future::pending()));
+    format!("{base}/mcp")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_reaching_another_instance_is_passed_on_to_the_one_holding_the_call() {
+    let upstream = everything_upstream().await;
+    let keys = KeyRing::random();
+    let ledger: Arc<dyn ReplayLedger> = Arc::new(MemoryLedger::default());
+    let a = instance(&upstream, &keys, Arc::clone(&ledger)).await;
+    let b = instance(&upstream, &keys, Arc::clone(&ledger)).await;
+
+    // Held on A; the retry without an answer reaches B, which asks A: still held on A.
+    let first = post(&a, None, 1, "tools/call", call("notes.txt")).await;
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    let again = post(&b, None, 2, "tools/call", retry(first, json!({}))).await;
+    let again = &again["result"];
+    assert_eq!(again["resultType"], "input_required", "{again}");
+    assert_eq!(again["inputRequests"], first["inputRequests"]);
+
+    // The answer reaches B again; B passes it on to A, whose upstream call completes.
+    let done = post(&b, None, 3, "tools/call", retry(again, accept_all(again))).await;
+    assert!(
+        text(&done["result"]).starts_with("Deleted notes.txt"),
+        "{done}"
+    );
+    let replay = post(&a, None, 4, "tools/call", retry(again, accept_all(again))).await;
+    assert_eq!(replay["error"]["message"], INVALID_STATE, "{replay}");
+
+    // A pass-on whose token was not made with the state keys is refused.
+    let held_url = a.replace("/mcp", "/.ferry/held");
+    let forged = json!({"held": "x", "upstream": "ev", "inputResponses": {}, "token": "forged"});
+    let refused = reqwest::Client::new()
+        .post(&held_url)
+        .json(&forged)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
 }
