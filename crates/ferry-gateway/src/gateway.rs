@@ -358,34 +358,9 @@ impl Core {
         let metered = Held::new(&*self.meter, reservation);
         let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
         let began = Instant::now();
-        // A 2025-11-25 upstream over HTTP asks in the middle of the call: its rounds go
-        // through the bridge, which holds the call between them.
-        // A call held on another instance is continued there (`owner`).
-        let mut owner = self.advertise.clone();
-        let step = match &resumed {
-            Some((held, Some(at)))
-                if self.advertise.as_ref() != Some(at) && !self.bridge.holds(held) =>
-            {
-                owner = Some(at.clone());
-                let responses = params.get("inputResponses");
-                self.resume_at(at, held, upstream.name(), responses).await
-            }
-            Some((held, _)) => self.bridge.resume(held, params.get("inputResponses")).await,
-            None if upstream.bridges() => {
-                self.bridge
-                    .start(
-                        &upstream.client,
-                        method,
-                        params,
-                        capabilities,
-                        upstream.back.as_ref(),
-                    )
-                    .await
-            }
-            None => Ok(Step::Done(
-                upstream.request(method, params, capabilities).await,
-            )),
-        };
+        let (step, owner) = self
+            .forward_round(upstream, method, params, capabilities, resumed)
+            .await;
         let latency = began.elapsed();
         let (answer, held) = match step {
             Ok(Step::Done(answer)) => (
@@ -508,6 +483,41 @@ impl Core {
         );
         self.metrics.refusal(refused.label());
         Err(refused.to_error())
+    }
+
+    /// Sends one round upstream and says how it ended, and which instance holds the call
+    /// if it is held. A 2025-11-25 upstream asks in the middle of a call: its rounds go
+    /// through the bridge, which holds the call between them (`resumed` names the held
+    /// call and its holder), and a call held on another instance is continued there.
+    async fn forward_round(
+        &self,
+        upstream: &Upstream,
+        method: &'static str,
+        params: Map<String, Value>,
+        capabilities: &ClientCapabilities,
+        resumed: Option<(String, Option<String>)>,
+    ) -> (Result<Step, ErrorObject>, Option<String>) {
+        let here = self.advertise.clone();
+        let responses = params.get("inputResponses");
+        match resumed {
+            Some((held, Some(at))) if here.as_ref() != Some(&at) && !self.bridge.holds(&held) => {
+                let step = self.resume_at(&at, &held, upstream.name(), responses).await;
+                (step, Some(at))
+            }
+            Some((held, _)) => (self.bridge.resume(&held, responses).await, here),
+            None if upstream.bridges() => {
+                let back = upstream.back.as_ref();
+                let step = self
+                    .bridge
+                    .start(&upstream.client, method, params, capabilities, back)
+                    .await;
+                (step, here)
+            }
+            None => {
+                let answer = upstream.request(method, params, capabilities).await;
+                (Ok(Step::Done(answer)), here)
+            }
+        }
     }
 
     /// Passes the answer in `responses` on to the instance at `owner`, which holds the
