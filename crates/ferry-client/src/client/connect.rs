@@ -14,6 +14,10 @@ use crate::error::{Error, Result};
 use crate::options::CallOptions;
 use crate::transport::Transport;
 
+/// How long connecting waits for a 2025-11-25 server to answer the standalone GET
+/// stream before sending the first request.
+const STANDALONE_STREAM_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Inner {
     /// Finds the server's era (from the cache or by probing) and opens a legacy session
     /// if needed.
@@ -222,7 +226,10 @@ impl Inner {
         if let Transport::Http(t) = &self.transport
             && self.config.legacy_get_stream
         {
-            t.open_standalone_stream();
+            // A server request sent before the stream is open would be lost: wait (a
+            // little) for the server to answer the GET before the first request.
+            let answered = t.open_standalone_stream();
+            let _ = tokio::time::timeout(STANDALONE_STREAM_WAIT, answered).await;
         }
         if let Some(origin) = &self.origin {
             self.era_cache.set(origin.clone(), KnownEra::Legacy);

@@ -165,13 +165,17 @@ impl HttpTransport {
 
     /// Opens the legacy standalone GET stream, which carries server requests and
     /// notifications that belong to no request. Reopened (with `Last-Event-ID`) when it
-    /// ends; given up when the server refuses it.
-    pub(crate) fn open_standalone_stream(&self) {
+    /// ends; given up when the server refuses it. The receiver resolves once the server
+    /// has answered the first GET (with the stream, or a refusal): a server sends what
+    /// belongs to no request only on an open stream, and drops it otherwise.
+    pub(crate) fn open_standalone_stream(&self) -> tokio::sync::oneshot::Receiver<()> {
         let shared = self.shared.clone();
-        let task = tokio::spawn(async move { standalone(shared).await });
+        let (opened, answered) = tokio::sync::oneshot::channel();
+        let task = tokio::spawn(async move { standalone(shared, opened).await });
         if let Some(old) = self.shared.get_stream.lock().replace(task.abort_handle()) {
             old.abort();
         }
+        answered
     }
 
     pub(crate) async fn close(&self) -> Result<()> {
@@ -547,14 +551,19 @@ async fn deliver(ev: SseEvent, out: &Outgoing, tx: &mpsc::Sender<Incoming>) -> F
 }
 
 /// The legacy standalone GET stream.
-async fn standalone(shared: Arc<Shared>) {
+async fn standalone(shared: Arc<Shared>, opened: tokio::sync::oneshot::Sender<()>) {
     let mut parser = SseParser::new(shared.max_message);
     let mut failures = 0;
+    let mut opened = Some(opened);
     loop {
         if shared.closed.load(Ordering::Acquire) {
             return;
         }
-        let resp = match shared.get(parser.last_event_id()).await {
+        let got = shared.get(parser.last_event_id()).await;
+        if let Some(opened) = opened.take() {
+            let _ = opened.send(());
+        }
+        let resp = match got {
             Ok(r) => r,
             Err(e) => {
                 tracing::debug!(error = %e, "the server offers no standalone event stream");
