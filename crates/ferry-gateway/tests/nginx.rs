@@ -248,6 +248,21 @@ async fn round_two_completes_after_the_first_instance_shuts_down() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_instances_pass_on_path_is_not_reachable_through_nginx() {
+    let Some(cluster) = Cluster::start().await else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/.ferry/held", cluster.nginx.port());
+    let res = reqwest::Client::new()
+        .post(url)
+        .body("{}")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 404);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_python_sdk_client_completes_an_eliciting_call_in_both_eras() {
     if !python::sdk_available() {
         return;
