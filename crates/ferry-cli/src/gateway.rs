@@ -54,6 +54,11 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "N")]
     pub rate_limit: Option<u32>,
 
+    /// New calls a second each principal may start of any one tool (bursts of as many;
+    /// the later rounds of a call are not counted).
+    #[arg(long, value_name = "N")]
+    pub tool_rate_limit: Option<u32>,
+
     /// Accept JWT access tokens from this OAuth authorization server; every request then
     /// needs a token.
     #[arg(long, value_name = "URL")]
@@ -102,6 +107,9 @@ impl GatewayArgs {
         }
         if let Some(n) = self.rate_limit {
             config.rate_limit = n;
+        }
+        if let Some(n) = self.tool_rate_limit {
+            config.tool_rate_limit = n;
         }
         if let Some(issuer) = &self.auth_issuer {
             config.auth_issuer = Some(issuer.clone());

@@ -89,6 +89,11 @@ pub struct GatewayConfig {
     /// Requests a second each principal may send (bursts of as many); 0 for no limit.
     #[serde(default)]
     pub rate_limit: u32,
+    /// New calls a second each principal may start of any one tool (bursts of as many);
+    /// 0 for no limit. The later rounds of a call (retries with a `requestState`) are not
+    /// counted, so a call under way is never cut short.
+    #[serde(default)]
+    pub tool_rate_limit: u32,
     /// The gateway's MCP endpoint as its clients name it (`https://mcp.example.com/mcp`):
     /// the audience its access tokens must name. Default `http://LISTEN/mcp`.
     #[serde(default)]
@@ -135,6 +140,7 @@ impl Default for GatewayConfig {
             state_keys_env: None,
             dev_tokens: Vec::new(),
             rate_limit: 0,
+            tool_rate_limit: 0,
             resource: None,
             auth_issuer: None,
             scopes_supported: Vec::new(),

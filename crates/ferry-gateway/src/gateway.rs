@@ -31,6 +31,7 @@ pub(crate) struct Core {
     pub(crate) page_size: usize,
     pub(crate) routes: RwLock<Routes>,
     pub(crate) limit: Option<crate::limit::PrincipalLimit>,
+    pub(crate) tool_limit: Option<crate::limit::PrincipalLimit>,
     pub(crate) bridge: Bridge,
     pub(crate) tasks: TaskIds,
     /// This instance's `advertise_url`, written into the states of calls held here.
@@ -298,6 +299,14 @@ impl Core {
                 )));
             }
         };
+        if method == methods::TOOLS_CALL
+            && !params.contains_key("requestState")
+            && let Some(limit) = &self.tool_limit
+            && let Err(e) = limit.check_tool(principal, &target)
+        {
+            self.metrics.rate_limited();
+            return Err(e);
+        }
         let (index, upstream_target) = if method == methods::RESOURCES_READ {
             let index = self
                 .route_uri(&target)

@@ -20,8 +20,8 @@
 //! - **Edge policy.** The client's `Authorization` never goes upstream; each upstream
 //!   gets its own bearer token from an environment variable; tools are allowed or
 //!   denied per upstream. Requests can be rate limited per principal
-//!   ([`GatewayConfig::rate_limit`]).
-//!
+//!   ([`GatewayConfig::rate_limit`]), and new calls per principal and tool
+//!   ([`GatewayConfig::tool_rate_limit`]).
 //! - **Tasks through.** An upstream's tasks reach clients that declare the extension
 //!   under task ids of the gateway's own, sealed and bound to the principal; `tasks/*`
 //!   requests go to the task's upstream.

@@ -300,6 +300,7 @@ impl GatewayBuilder {
             page_size: config.page_size,
             routes: RwLock::new(Routes::default()),
             limit: crate::limit::PrincipalLimit::new(config.rate_limit),
+            tool_limit: crate::limit::PrincipalLimit::new(config.tool_rate_limit),
             bridge: crate::bridge::Bridge::new(
                 config.max_held_calls,
                 config.state_ttl() + crate::bridge::HOLD_MARGIN,

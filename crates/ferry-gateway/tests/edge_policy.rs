@@ -9,7 +9,7 @@ use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Server, tool};
 use serde_json::json;
-use support::post;
+use support::{accept_all, everything_upstream, post, serve, text};
 
 /// An upstream on 127.0.0.1 that accepts only `svc-secret` (as principal `svc`) and
 /// whose `whoami` tool names the principal it sees.
@@ -124,4 +124,47 @@ async fn each_principal_is_rate_limited_on_its_own() {
         metrics.contains("ferry_gateway_rate_limited_total 1"),
         "{metrics}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn new_calls_of_a_tool_are_rate_limited_per_principal_and_retries_are_not() {
+    let upstream = everything_upstream().await;
+    let mut config = GatewayConfig::default();
+    config.upstreams = vec![UpstreamConfig::http("ev", &upstream)];
+    config.dev_tokens = vec!["alice=alice-token".into(), "bob=bob-token".into()];
+    config.tool_rate_limit = 1;
+    let url = format!("{}/mcp", serve(config).await);
+    let call = json!({"name": "confirm_delete", "arguments": {"path": "notes.txt"}});
+
+    let first = post(&url, Some("alice-token"), 1, "tools/call", call.clone()).await;
+    let first = &first["result"];
+    assert_eq!(first["resultType"], "input_required", "{first}");
+    // The retry continues the call: not counted.
+    let mut retry = call.clone();
+    retry["inputResponses"] = accept_all(first);
+    retry["requestState"] = first["requestState"].clone();
+    let done = post(&url, Some("alice-token"), 2, "tools/call", retry).await;
+    assert!(
+        text(&done["result"]).starts_with("Deleted notes.txt"),
+        "{done}"
+    );
+
+    let again = post(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    assert_eq!(
+        again["error"]["code"],
+        ferry_gateway::RATE_LIMITED.0,
+        "{again}"
+    );
+    let message = again["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("calls a second of confirm_delete"),
+        "{again}"
+    );
+    assert!(again["error"]["data"]["retryAfterMs"].as_u64().unwrap() >= 1);
+
+    let echo = json!({"name": "echo", "arguments": {"text": "hi"}});
+    let other = post(&url, Some("alice-token"), 4, "tools/call", echo).await;
+    assert_eq!(text(&other["result"]), "hi", "{other}");
+    let bobs = post(&url, Some("bob-token"), 5, "tools/call", call).await;
+    assert_eq!(bobs["result"]["resultType"], "input_required", "{bobs}");
 }
