@@ -61,11 +61,7 @@ async fn a_legacy_client_is_asked_only_what_it_declared() {
     let served = custom(server).await;
 
     let asked = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&asked);
-    let handler = FnHandler::new().on_form(move |_| {
-        count.fetch_add(1, Ordering::SeqCst);
-        async { ElicitResult::accept(BTreeMap::from([("go".to_owned(), ElicitValue::Bool(true))])) }
-    });
+    let handler = answering(true, Arc::clone(&asked));
     let willing = legacy_client(&served.url, Some(handler)).await;
     let result = willing
         .call_tool("remote", json!({}))

@@ -408,7 +408,9 @@ impl Core {
                         upstream_state,
                         call_id: call_id.clone(),
                         round,
-                        owner: held.as_ref().and(owner.clone()),
+                        owner: held
+                            .as_ref()
+                            .and_then(|_| owner.clone().or_else(|| self.advertise.clone())),
                         held: held.clone(),
                     };
                     match self.envelopes.seal(&bound, &envelope) {
@@ -494,8 +496,8 @@ impl Core {
         Err(refused.to_error())
     }
 
-    /// Sends one round upstream and says how it ended, and which instance holds the call
-    /// if it is held. A 2025-11-25 upstream asks in the middle of a call: its rounds go
+    /// Sends one round upstream and says how it ended, and, when another instance holds
+    /// the call, which one (`None`: this one). A 2025-11-25 upstream asks in the middle of a call: its rounds go
     /// through the bridge, which holds the call between them (`resumed` names the held
     /// call and its holder), and a call held on another instance is continued there.
     async fn forward_round(
@@ -506,25 +508,26 @@ impl Core {
         capabilities: &ClientCapabilities,
         resumed: Option<(String, Option<String>)>,
     ) -> (Result<Step, ErrorObject>, Option<String>) {
-        let here = self.advertise.clone();
         let responses = params.get("inputResponses");
         match resumed {
-            Some((held, Some(at))) if here.as_ref() != Some(&at) && !self.bridge.holds(&held) => {
+            Some((held, Some(at)))
+                if self.advertise.as_ref() != Some(&at) && !self.bridge.holds(&held) =>
+            {
                 let step = self.resume_at(&at, &held, upstream.name(), responses).await;
                 (step, Some(at))
             }
-            Some((held, _)) => (self.bridge.resume(&held, responses).await, here),
+            Some((held, _)) => (self.bridge.resume(&held, responses).await, None),
             None if upstream.bridges() => {
                 let back = upstream.back.as_ref();
                 let step = self
                     .bridge
                     .start(&upstream.client, method, params, capabilities, back)
                     .await;
-                (step, here)
+                (step, None)
             }
             None => {
                 let answer = upstream.request(method, params, capabilities).await;
-                (Ok(Step::Done(answer)), here)
+                (Ok(Step::Done(answer)), None)
             }
         }
     }

@@ -13,15 +13,12 @@
 
 mod support;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
-use ferry_client::{Client, Era, FnHandler};
+use ferry_client::{Client, Era};
 use ferry_gateway::{Gateway, GatewayConfig, INPUT_KEY, UpstreamConfig, UpstreamEra};
 use ferry_state::{KeyRing, MemoryLedger, ReplayLedger};
 use ferry_testkit::python;
-use parking_lot::Mutex;
 use serde_json::{Value, json};
 use support::*;
 
@@ -29,18 +26,6 @@ const INVALID_STATE: &str = "Invalid or expired requestState";
 
 fn legacy(name: &str, url: &str) -> UpstreamConfig {
     UpstreamConfig::http(name, url).with_era(UpstreamEra::Legacy)
-}
-
-fn confirm(asked: Arc<Mutex<Vec<String>>>) -> FnHandler {
-    FnHandler::new().on_form(move |form| {
-        asked.lock().push(form.message.clone());
-        async move {
-            ElicitResult::accept(BTreeMap::from([(
-                "confirm".to_owned(),
-                ElicitValue::Bool(true),
-            )]))
-        }
-    })
 }
 
 fn call(path: &str) -> Value {
@@ -63,7 +48,7 @@ async fn a_modern_ferry_client_answers_a_legacy_upstreams_question_in_a_retry() 
     let client = Client::builder()
         .http(format!("{base}/mcp"))
         .bearer_token("alice-token")
-        .input_handler(confirm(Arc::clone(&asked)))
+        .input_handler(confirm_recording(Arc::clone(&asked)))
         .build()
         .await
         .expect("the client connects to the gateway");

@@ -7,26 +7,11 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
-use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
-use ferry_client::{Client, Era, EraMode, FnHandler};
+use ferry_client::{Client, Era, EraMode};
 use ferry_gateway::UpstreamConfig;
 use ferry_testkit::python;
 use serde_json::json;
 use support::{everything_upstream, gateway, usage};
-
-fn confirm(asked: std::sync::Arc<parking_lot::Mutex<Vec<String>>>) -> FnHandler {
-    FnHandler::new().on_form(move |form| {
-        asked.lock().push(form.message.clone());
-        async move {
-            ElicitResult::accept(BTreeMap::from([(
-                "confirm".to_owned(),
-                ElicitValue::Bool(true),
-            )]))
-        }
-    })
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_ferry_client_answers_the_upstreams_question_on_its_session() {
@@ -38,7 +23,7 @@ async fn a_legacy_ferry_client_answers_the_upstreams_question_on_its_session() {
         .http(format!("{base}/mcp"))
         .bearer_token("alice-token")
         .era(EraMode::Legacy)
-        .input_handler(confirm(std::sync::Arc::clone(&asked)))
+        .input_handler(support::confirm_recording(std::sync::Arc::clone(&asked)))
         .build()
         .await
         .expect("a 2025-11-25 session with the gateway");

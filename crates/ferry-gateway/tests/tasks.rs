@@ -31,6 +31,19 @@ async fn send(url: &str, token: &str, id: u64, method: &str, params: Value, caps
     .await
 }
 
+/// `method` (`tasks/get`, `tasks/cancel`) for `task_id`, as `token`'s principal.
+async fn task_op(url: &str, token: &str, id: u64, method: &str, task_id: &str) -> Value {
+    send(
+        url,
+        token,
+        id,
+        method,
+        json!({"taskId": task_id}),
+        task_caps(),
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_ferry_client_follows_and_answers_a_task_through_the_gateway() {
     let upstream = everything_upstream().await;
@@ -115,75 +128,27 @@ async fn task_ids_are_the_gateways_own_and_bound_to_their_principal() {
     let id = created["taskId"].as_str().expect("a task id").to_owned();
 
     // The upstream does not know the gateway's id.
-    let direct = send(
-        &upstream,
-        "x",
-        3,
-        "tasks/get",
-        json!({"taskId": id}),
-        task_caps(),
-    )
-    .await;
+    let direct = task_op(&upstream, "x", 3, "tasks/get", &id).await;
     assert_eq!(direct["error"]["code"], -32602, "{direct}");
 
-    let got = send(
-        &url,
-        "alice-token",
-        4,
-        "tasks/get",
-        json!({"taskId": id}),
-        task_caps(),
-    )
-    .await;
+    let got = task_op(&url, "alice-token", 4, "tasks/get", &id).await;
     assert_eq!(got["result"]["status"], "working", "{got}");
     assert_eq!(got["result"]["taskId"], id.as_str(), "{got}");
 
     for method in ["tasks/get", "tasks/cancel"] {
-        let bobs = send(
-            &url,
-            "bob-token",
-            5,
-            method,
-            json!({"taskId": id}),
-            task_caps(),
-        )
-        .await;
+        let bobs = task_op(&url, "bob-token", 5, method, &id).await;
         assert_eq!(bobs["error"]["code"], -32602, "{bobs}");
         assert_eq!(
             bobs["error"]["message"], "Failed to retrieve task: Task not found",
             "{bobs}"
         );
     }
-    let made_up = send(
-        &url,
-        "alice-token",
-        6,
-        "tasks/get",
-        json!({"taskId": "t-1"}),
-        task_caps(),
-    )
-    .await;
+    let made_up = task_op(&url, "alice-token", 6, "tasks/get", "t-1").await;
     assert_eq!(made_up["error"]["code"], -32602, "{made_up}");
 
-    let cancelled = send(
-        &url,
-        "alice-token",
-        7,
-        "tasks/cancel",
-        json!({"taskId": id}),
-        task_caps(),
-    )
-    .await;
+    let cancelled = task_op(&url, "alice-token", 7, "tasks/cancel", &id).await;
     assert!(cancelled["result"].is_object(), "{cancelled}");
-    let after = send(
-        &url,
-        "alice-token",
-        8,
-        "tasks/get",
-        json!({"taskId": id}),
-        task_caps(),
-    )
-    .await;
+    let after = task_op(&url, "alice-token", 8, "tasks/get", &id).await;
     assert_eq!(after["result"]["status"], "cancelled", "{after}");
 
     // Without the extension: tasks/* is refused at the gateway, a tool that may be a task

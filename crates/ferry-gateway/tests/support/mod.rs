@@ -110,3 +110,19 @@ pub fn text(result: &Value) -> String {
         .unwrap_or_default()
         .to_owned()
 }
+
+/// A form handler that accepts `confirm: true` and records each question's message.
+pub fn confirm_recording(
+    asked: std::sync::Arc<parking_lot::Mutex<Vec<String>>>,
+) -> ferry_client::FnHandler {
+    use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
+    ferry_client::FnHandler::new().on_form(move |form| {
+        asked.lock().push(form.message.clone());
+        async move {
+            ElicitResult::accept(std::collections::BTreeMap::from([(
+                "confirm".to_owned(),
+                ElicitValue::Bool(true),
+            )]))
+        }
+    })
+}
