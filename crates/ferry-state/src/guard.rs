@@ -14,7 +14,10 @@ use crate::error::{RejectReason, Rejected};
 use crate::key::KeyRing;
 use crate::ledger::{LedgerError, Redemption, ReplayLedger};
 use crate::random::{RandomError, fill_random};
-use crate::seal::{SealError, Sealer};
+use crate::seal::{NONCE_LEN, SealError, Sealer};
+
+/// Bytes of randomness in a token id (128 bits).
+const JTI_LEN: usize = 16;
 
 /// Default lifetime of an issued token: 5 minutes.
 pub const DEFAULT_TTL: Duration = Duration::from_secs(5 * 60);
@@ -184,16 +187,22 @@ impl StateGuard {
     /// [`issue`](StateGuard::issue) with an explicit current time, in
     /// milliseconds since the Unix epoch.
     pub fn issue_at(&self, mut claims: StateClaims, now_ms: u64) -> Result<String, IssueError> {
-        let mut id = [0u8; 16];
-        fill_random(&mut id)?;
+        // One read of the system generator for the token id and the seal's nonce.
+        let mut random = [0u8; JTI_LEN + NONCE_LEN];
+        fill_random(&mut random)?;
+        let mut nonce = [0u8; NONCE_LEN];
+        nonce.copy_from_slice(&random[JTI_LEN..]);
+        let id = &random[..JTI_LEN];
         claims.jti = URL_SAFE_NO_PAD.encode(id);
         claims.issued_at = now_ms;
         claims.expires_at = now_ms.saturating_add(self.ttl_ms);
         let plaintext = Zeroizing::new(serde_json::to_vec(&claims).map_err(IssueError::Encode)?);
-        self.sealer.try_seal(&plaintext).map_err(|err| match err {
-            SealError::TooLarge { len, max } => IssueError::TooLarge { len, max },
-            SealError::Random(err) => IssueError::Random(err),
-        })
+        self.sealer
+            .try_seal_with_nonce(&plaintext, &nonce)
+            .map_err(|err| match err {
+                SealError::TooLarge { len, max } => IssueError::TooLarge { len, max },
+                SealError::Random(err) => IssueError::Random(err),
+            })
     }
 
     /// Opens and checks a presented token against the request it arrived on.

@@ -17,7 +17,8 @@ pub const TOKEN_VERSION: u8 = 1;
 /// Default maximum length of a token, in bytes of base64url text (16 KiB).
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 16 * 1024;
 
-const NONCE_LEN: usize = 24;
+/// Length of an XChaCha20-Poly1305 nonce.
+pub(crate) const NONCE_LEN: usize = 24;
 const TAG_LEN: usize = 16;
 /// Version byte and key id length byte.
 const FIXED_HEADER_LEN: usize = 2;
@@ -135,7 +136,28 @@ impl Sealer {
         self.seal_inner(plaintext, self.max_token_len)
     }
 
+    /// [`try_seal`](Sealer::try_seal) under a nonce the caller drew from the operating
+    /// system's generator (so that one read serves a token id and its nonce).
+    pub(crate) fn try_seal_with_nonce(
+        &self,
+        plaintext: &[u8],
+        nonce: &[u8; NONCE_LEN],
+    ) -> Result<String, SealError> {
+        self.seal_under(plaintext, self.max_token_len, nonce)
+    }
+
     fn seal_inner(&self, plaintext: &[u8], max: usize) -> Result<String, SealError> {
+        let mut nonce = [0u8; NONCE_LEN];
+        fill_random(&mut nonce)?;
+        self.seal_under(plaintext, max, &nonce)
+    }
+
+    fn seal_under(
+        &self,
+        plaintext: &[u8],
+        max: usize,
+        nonce: &[u8; NONCE_LEN],
+    ) -> Result<String, SealError> {
         let len = self.sealed_len(plaintext.len());
         if len > max {
             return Err(SealError::TooLarge { len, max });
@@ -149,9 +171,7 @@ impl Sealer {
         // A key id is at most MAX_KEY_ID_LEN (8) bytes.
         raw.push(kid.len() as u8);
         raw.extend_from_slice(kid);
-        let mut nonce = [0u8; NONCE_LEN];
-        fill_random(&mut nonce)?;
-        raw.extend_from_slice(&nonce);
+        raw.extend_from_slice(nonce);
         raw.extend_from_slice(plaintext);
 
         let (head, body) = raw.split_at_mut(header_len + NONCE_LEN);
