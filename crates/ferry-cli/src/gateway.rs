@@ -36,7 +36,8 @@ pub struct GatewayArgs {
     #[arg(long, value_name = "FILE")]
     pub usage_log: Option<PathBuf>,
 
-    /// Redeem the gateway's requestStates in this Redis (shared by instances).
+    /// Redeem the gateway's requestStates and count its rate limits in this Redis (shared
+    /// by instances).
     #[arg(long, value_name = "URL")]
     pub redis: Option<String>,
 
@@ -50,7 +51,8 @@ pub struct GatewayArgs {
     #[arg(long = "dev-token", value_name = "NAME=TOKEN")]
     pub dev_tokens: Vec<String>,
 
-    /// Requests a second each principal may send (bursts of as many).
+    /// Requests a second each principal may send (bursts of as many); over it, HTTP 429
+    /// with Retry-After. Counted in --redis when given, across instances.
     #[arg(long, value_name = "N")]
     pub rate_limit: Option<u32>,
 

@@ -72,7 +72,7 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub usage_log: Option<PathBuf>,
     /// Redeem the gateway's states in this Redis (shared by every instance), not in
-    /// memory.
+    /// memory, and count the rate limits there.
     #[serde(default)]
     pub redis: Option<String>,
     /// How long a state the gateway hands out stays valid, in seconds.
@@ -87,11 +87,19 @@ pub struct GatewayConfig {
     #[serde(default)]
     pub dev_tokens: Vec<String>,
     /// Requests a second each principal may send (bursts of as many); 0 for no limit.
+    ///
+    /// A request over it is refused with HTTP 429, `Retry-After` (whole seconds) and the
+    /// JSON-RPC error [`RATE_LIMITED`](crate::RATE_LIMITED) (-32000, `data.retryAfterMs`).
+    /// Counted in memory per instance, or, with [`redis`](GatewayConfig::redis), in
+    /// Redis: one budget across every instance on it. While Redis cannot be reached,
+    /// requests are refused with 503 rather than admitted unchecked.
     #[serde(default)]
     pub rate_limit: u32,
     /// New calls a second each principal may start of any one tool (bursts of as many);
     /// 0 for no limit. The later rounds of a call (retries with a `requestState`) are not
-    /// counted, so a call under way is never cut short.
+    /// counted, so a call under way is never cut short. Refused and counted like
+    /// [`rate_limit`](GatewayConfig::rate_limit) (429, in Redis when configured, 503
+    /// while Redis cannot be reached).
     #[serde(default)]
     pub tool_rate_limit: u32,
     /// The gateway's MCP endpoint as its clients name it (`https://mcp.example.com/mcp`):

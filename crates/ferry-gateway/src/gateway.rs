@@ -9,7 +9,7 @@ use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods;
 use ferry_server::uri_template::UriTemplate;
-use ferry_server::{Forward, ForwardFuture, ForwardRequest};
+use ferry_server::{Forward, ForwardError, ForwardFuture, ForwardRequest};
 use parking_lot::RwLock;
 use serde_json::{Map, Value, json};
 
@@ -62,32 +62,35 @@ impl Forward for Relay {
             core.metrics.request(request.method);
             let principal = request.principal.as_ref().map(|p| p.id().to_owned());
             if let Some(limit) = &core.limit
-                && let Err(e) = limit.check(principal.as_deref())
+                && let Err(denied) = limit.check(principal.as_deref()).await
             {
-                core.metrics.rate_limited();
-                return Err(e);
+                if denied.is_limited() {
+                    core.metrics.rate_limited();
+                }
+                return Err(denied.into());
             }
             let params = request.params;
             let list = |member, rename| core.page(request.method, member, rename, &params);
             match request.method {
-                methods::TOOLS_LIST => list("tools", true).await,
-                methods::PROMPTS_LIST => list("prompts", true).await,
-                methods::RESOURCES_LIST => list("resources", false).await,
-                methods::RESOURCES_TEMPLATES_LIST => list("resourceTemplates", true).await,
+                methods::TOOLS_LIST => Ok(list("tools", true).await?),
+                methods::PROMPTS_LIST => Ok(list("prompts", true).await?),
+                methods::RESOURCES_LIST => Ok(list("resources", false).await?),
+                methods::RESOURCES_TEMPLATES_LIST => Ok(list("resourceTemplates", true).await?),
                 methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
                     let caps = &request.client_capabilities;
                     core.call(request.method, params, principal.as_deref(), caps)
                         .await
                 }
                 methods::COMPLETION_COMPLETE => {
-                    core.complete(params, &request.client_capabilities).await
+                    Ok(core.complete(params, &request.client_capabilities).await?)
                 }
                 methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
                     let caps = &request.client_capabilities;
-                    core.task(request.method, params, principal.as_deref(), caps)
-                        .await
+                    Ok(core
+                        .task(request.method, params, principal.as_deref(), caps)
+                        .await?)
                 }
-                other => Err(ErrorObject::method_not_found(other)),
+                other => Err(ErrorObject::method_not_found(other).into()),
             }
         })
     }
@@ -285,7 +288,7 @@ impl Core {
         mut params: Map<String, Value>,
         principal: Option<&str>,
         capabilities: &ClientCapabilities,
-    ) -> Result<Value, ErrorObject> {
+    ) -> Result<Value, ForwardError> {
         let key = if method == methods::RESOURCES_READ {
             "uri"
         } else {
@@ -296,16 +299,19 @@ impl Core {
             _ => {
                 return Err(ErrorObject::invalid_params(format!(
                     "Invalid params: {key} is required"
-                )));
+                ))
+                .into());
             }
         };
         if method == methods::TOOLS_CALL
             && !params.contains_key("requestState")
             && let Some(limit) = &self.tool_limit
-            && let Err(e) = limit.check_tool(principal, &target)
+            && let Err(denied) = limit.check_tool(principal, &target).await
         {
-            self.metrics.rate_limited();
-            return Err(e);
+            if denied.is_limited() {
+                self.metrics.rate_limited();
+            }
+            return Err(denied.into());
         }
         let (index, upstream_target) = if method == methods::RESOURCES_READ {
             let index = self
@@ -338,7 +344,8 @@ impl Core {
             Some(_) => {
                 return Err(ErrorObject::invalid_params(
                     "Invalid params: requestState must be a string",
-                ));
+                )
+                .into());
             }
         };
         let (call_id, round) = match &opened {
@@ -474,7 +481,7 @@ impl Core {
             record.start.round,
         );
         metered.settle(&record);
-        result
+        Ok(result?)
     }
 
     async fn open(

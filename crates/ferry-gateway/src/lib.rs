@@ -21,7 +21,8 @@
 //!   gets its own bearer token from an environment variable; tools are allowed or
 //!   denied per upstream. Requests can be rate limited per principal
 //!   ([`GatewayConfig::rate_limit`]), and new calls per principal and tool
-//!   ([`GatewayConfig::tool_rate_limit`]).
+//!   ([`GatewayConfig::tool_rate_limit`]): HTTP 429 with `Retry-After`, counted in
+//!   Redis when one is configured, so that every instance enforces one budget.
 //! - **Tasks through.** An upstream's tasks reach clients that declare the extension
 //!   under task ids of the gateway's own, sealed and bound to the principal; `tasks/*`
 //!   requests go to the task's upstream.

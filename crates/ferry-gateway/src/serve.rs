@@ -15,6 +15,7 @@ use crate::config::GatewayConfig;
 use crate::envelope::Envelopes;
 use crate::error::StartError;
 use crate::gateway::{Core, Relay, Routes};
+use crate::limit::PrincipalLimit;
 use crate::meter::{JsonLinesMeter, Meter, NoMeter};
 use crate::metrics::Metrics;
 use crate::upstream::{Given, Secret, Upstream};
@@ -247,15 +248,30 @@ impl GatewayBuilder {
             }
             (None, None) => KeyRing::random(),
         };
-        let ledger: Arc<dyn ReplayLedger> = match (self.ledger, &config.redis) {
-            (Some(l), _) => l,
-            (None, Some(url)) => {
-                let redis = ferry_redis::Redis::connect(ferry_redis::RedisConfig::new(url))
+        let limited = config.rate_limit > 0 || config.tool_rate_limit > 0;
+        let redis = match &config.redis {
+            Some(url) if self.ledger.is_none() || limited => Some(
+                ferry_redis::Redis::connect(ferry_redis::RedisConfig::new(url))
                     .await
-                    .map_err(|e| StartError::Redis(e.to_string()))?;
-                Arc::new(redis.ledger())
-            }
+                    .map_err(|e| StartError::Redis(e.to_string()))?,
+            ),
+            _ => None,
+        };
+        let ledger: Arc<dyn ReplayLedger> = match (self.ledger, &redis) {
+            (Some(l), _) => l,
+            (None, Some(redis)) => Arc::new(redis.ledger()),
             (None, None) => Arc::new(MemoryLedger::default()),
+        };
+        // With Redis, every instance on it counts against one budget.
+        let (limit, tool_limit) = match &redis {
+            Some(redis) => (
+                PrincipalLimit::redis(redis, "requests", config.rate_limit),
+                PrincipalLimit::redis(redis, "tool", config.tool_rate_limit),
+            ),
+            None => (
+                PrincipalLimit::memory(config.rate_limit),
+                PrincipalLimit::memory(config.tool_rate_limit),
+            ),
         };
         let meter: Arc<dyn Meter> = match (self.meter, &config.usage_log) {
             (Some(m), _) => m,
@@ -299,8 +315,8 @@ impl GatewayBuilder {
             max_rounds: config.max_rounds,
             page_size: config.page_size,
             routes: RwLock::new(Routes::default()),
-            limit: crate::limit::PrincipalLimit::new(config.rate_limit),
-            tool_limit: crate::limit::PrincipalLimit::new(config.tool_rate_limit),
+            limit,
+            tool_limit,
             bridge: crate::bridge::Bridge::new(
                 config.max_held_calls,
                 config.state_ttl() + crate::bridge::HOLD_MARGIN,

@@ -9,7 +9,16 @@ use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Server, tool};
 use serde_json::json;
-use support::{accept_all, everything_upstream, post, serve, text};
+use support::{accept_all, everything_upstream, post, post_response, serve, text};
+
+/// The `Retry-After` of a response, in seconds; fails without one.
+fn retry_after(headers: &http::HeaderMap) -> u64 {
+    headers
+        .get(http::header::RETRY_AFTER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("a Retry-After in whole seconds: {headers:?}"))
+}
 
 /// An upstream on 127.0.0.1 that accepts only `svc-secret` (as principal `svc`) and
 /// whose `whoami` tool names the principal it sees.
@@ -109,7 +118,12 @@ async fn each_principal_is_rate_limited_on_its_own() {
         let r = post(&url, Some("alice-token"), id, "tools/call", call.clone()).await;
         assert_eq!(r["result"]["content"][0]["text"], "svc", "{r}");
     }
-    let r = post(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    let (status, headers, r) =
+        post_response(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    assert_eq!(status, http::StatusCode::TOO_MANY_REQUESTS, "{r}");
+    // Two a second: the next is admitted within half a second, said as 1 (rounded up).
+    assert_eq!(retry_after(&headers), 1);
+    assert_eq!(r["id"], 3, "{r}");
     assert_eq!(r["error"]["code"], ferry_gateway::RATE_LIMITED.0, "{r}");
     assert!(r["error"]["data"]["retryAfterMs"].as_u64().unwrap() >= 1);
     let r = post(&url, Some("bob-token"), 4, "tools/call", call).await;
@@ -149,7 +163,10 @@ async fn new_calls_of_a_tool_are_rate_limited_per_principal_and_retries_are_not(
         "{done}"
     );
 
-    let again = post(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    let (status, headers, again) =
+        post_response(&url, Some("alice-token"), 3, "tools/call", call.clone()).await;
+    assert_eq!(status, http::StatusCode::TOO_MANY_REQUESTS, "{again}");
+    assert!(retry_after(&headers) >= 1);
     assert_eq!(
         again["error"]["code"],
         ferry_gateway::RATE_LIMITED.0,
@@ -167,4 +184,14 @@ async fn new_calls_of_a_tool_are_rate_limited_per_principal_and_retries_are_not(
     assert_eq!(text(&other["result"]), "hi", "{other}");
     let bobs = post(&url, Some("bob-token"), 5, "tools/call", call).await;
     assert_eq!(bobs["result"]["resultType"], "input_required", "{bobs}");
+    let metrics = reqwest::get(url.replace("/mcp", "/metrics"))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        metrics.contains("ferry_gateway_rate_limited_total 1"),
+        "{metrics}"
+    );
 }

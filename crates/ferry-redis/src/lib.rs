@@ -14,11 +14,14 @@
 //! - [`RedisSessionStore`]: the [`SessionStore`](ferry_server::SessionStore) of
 //!   2025-11-25 sessions, so a session opened on one instance is served by every other
 //!   (`<prefix>session:<hash of the id>`, expiring with the session);
+//! - [`RedisRateLimiter`]: a rate limit per key counted in Redis (GCRA in one Lua script,
+//!   `<prefix>rl:<name>:<key>`), so every instance enforces one budget;
 //! - [`Redis::is_ready`] and [`Redis::readiness_probe`], for a readiness endpoint.
 //!
 //! Every operation has a time limit ([`RedisConfig::op_timeout`]). When Redis cannot be
 //! reached, what needs it fails closed: a single-use state is refused with an error, a
-//! task is not created; nothing is taken as done that was not written.
+//! task is not created, a rate limit cannot be checked (and its caller refuses the
+//! request); nothing is taken as done that was not written.
 //!
 //! ```no_run
 //! use std::sync::Arc;
@@ -44,6 +47,7 @@
 mod change_bus;
 mod config;
 mod ledger;
+mod rate_limit;
 mod session_store;
 mod subscriber;
 mod task_bus;
@@ -60,6 +64,7 @@ use tokio_util::sync::{CancellationToken, DropGuard};
 pub use change_bus::RedisChangeBus;
 pub use config::{DEFAULT_BUFFER, DEFAULT_OP_TIMEOUT, DEFAULT_PREFIX, RedisConfig};
 pub use ledger::RedisLedger;
+pub use rate_limit::{Admission, RedisRateLimiter};
 pub use session_store::RedisSessionStore;
 pub use task_bus::RedisTaskBus;
 pub use task_store::RedisTaskStore;
@@ -158,6 +163,12 @@ impl Redis {
     /// A replay ledger in this Redis.
     pub fn ledger(&self) -> RedisLedger {
         RedisLedger::new(self.clone())
+    }
+
+    /// A rate limit of `per_second` requests a second per key (bursts of as many),
+    /// counted in this Redis under `<prefix>rl:<name>:`; `name` tells limits apart.
+    pub fn rate_limiter(&self, name: &str, per_second: std::num::NonZeroU32) -> RedisRateLimiter {
+        RedisRateLimiter::new(self.clone(), name, per_second)
     }
 
     /// A change bus over this Redis's pub/sub (channel `<prefix>changes`). Waits (within

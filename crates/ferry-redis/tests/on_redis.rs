@@ -1,13 +1,16 @@
 //! Every backend against a real `redis-server` of the test's own (on a free loopback
 //! port): the ledger shared by two handles, the task store and bus parity suites, the
-//! change bus between two instances, and what happens while Redis is down.
+//! change bus between two instances, the rate limiter shared by two handles, and what
+//! happens while Redis is down.
 //!
 //! Skipped when redis-server is missing, except under `FERRY_CI`, where that fails.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use ferry_redis::{Redis, RedisConfig};
+use std::num::NonZeroU32;
+
+use ferry_redis::{Admission, Redis, RedisConfig};
 use ferry_server::tasks::testing;
 use ferry_server::{ChangeBus, ChangeEvent};
 use ferry_state::{LedgerError, Redemption, ReplayLedger};
@@ -259,4 +262,104 @@ async fn the_buffer_of_unpublished_events_is_bounded() {
         "the oldest are dropped: {}",
         bus.dropped()
     );
+}
+
+fn per_second(n: u32) -> NonZeroU32 {
+    NonZeroU32::new(n).unwrap()
+}
+
+/// The wait of a limited check; fails when it was admitted.
+fn wait_of(admission: Admission) -> Duration {
+    match admission {
+        Admission::Limited { retry_after } => retry_after,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_rate_limit_is_shared_by_two_handles_per_key_and_recovers() {
+    if !available("redis-server") {
+        return;
+    }
+    let server = RedisServer::start();
+    let a = connect(&server, "rl1:").await;
+    let b = connect(&server, "rl1:").await;
+    let on_a = a.rate_limiter("requests", per_second(3));
+    let on_b = b.rate_limiter("requests", per_second(3));
+
+    // A burst of three, alternating between the handles, then a refusal on either.
+    for limit in [&on_a, &on_b, &on_a] {
+        assert!(limit.check("alice").await.unwrap().is_admitted());
+    }
+    let wait = wait_of(on_b.check("alice").await.unwrap());
+    assert!(
+        wait > Duration::ZERO && wait <= Duration::from_millis(334),
+        "one emission interval at most: {wait:?}"
+    );
+    assert!(!on_a.check("alice").await.unwrap().is_admitted());
+
+    // The key is Redis's own, and expires by itself within one interval times the burst.
+    let ttl: i64 = a
+        .query(redis::cmd("PTTL").arg("rl1:rl:requests:alice"))
+        .await
+        .unwrap();
+    assert!(ttl > 0 && ttl <= 1_000, "PTTL {ttl}");
+
+    // Other keys, other limits and other prefixes count on their own.
+    assert!(on_b.check("bob").await.unwrap().is_admitted());
+    let tools = a.rate_limiter("tool", per_second(3));
+    assert!(tools.check("alice").await.unwrap().is_admitted());
+    let elsewhere = connect(&server, "rl2:")
+        .await
+        .rate_limiter("requests", per_second(3));
+    assert!(elsewhere.check("alice").await.unwrap().is_admitted());
+
+    // After the wait one more is admitted, and only one.
+    tokio::time::sleep(wait + Duration::from_millis(20)).await;
+    assert!(on_b.check("alice").await.unwrap().is_admitted());
+    assert!(!on_a.check("alice").await.unwrap().is_admitted());
+
+    // A Redis that forgot the script (restart, failover) is sent it again.
+    let _: String = a.query(redis::cmd("SCRIPT").arg("FLUSH")).await.unwrap();
+    assert!(on_a.check("carol").await.unwrap().is_admitted());
+
+    // Of 20 concurrent checks of one key across both handles, exactly the burst passes.
+    let results = futures::future::join_all((0..20).map(|i| {
+        let l = if i % 2 == 0 {
+            on_a.clone()
+        } else {
+            on_b.clone()
+        };
+        async move { l.check("race").await.unwrap() }
+    }))
+    .await;
+    assert_eq!(results.iter().filter(|r| r.is_admitted()).count(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rate_limiter_fails_while_redis_is_down_and_recovers() {
+    if !available("redis-server") {
+        return;
+    }
+    let mut server = RedisServer::start();
+    let redis = connect(&server, "rldown:").await;
+    let limit = redis.rate_limiter("requests", per_second(5));
+    assert!(limit.check("alice").await.unwrap().is_admitted());
+
+    server.stop();
+    let started = std::time::Instant::now();
+    assert!(
+        limit.check("alice").await.is_err(),
+        "an unreachable Redis is an error, never an admission"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the time limit bounds a failing check"
+    );
+
+    server.restart();
+    eventually("the limiter to work again", async || {
+        limit.check("alice").await.is_ok()
+    })
+    .await;
 }

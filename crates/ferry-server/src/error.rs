@@ -1,10 +1,12 @@
 //! What a handler can return instead of a result.
 
 use std::fmt;
+use std::time::Duration;
 
 use ferry_protocol::ErrorObject;
 
 use crate::ask::Interrupt;
+use crate::refusal::Refusal;
 
 /// The error type of tool, prompt, resource and completion handlers.
 ///
@@ -12,7 +14,9 @@ use crate::ask::Interrupt;
 /// - an **execution error** (anything implementing `std::error::Error`, or a message):
 ///   a tool answers it as a result with `isError: true`, so the model can see it; a
 ///   prompt or resource read answers it as a JSON-RPC internal error (-32603);
-/// - a **protocol error** ([`ErrorObject`]), sent as a JSON-RPC error as is;
+/// - a **protocol error** ([`ErrorObject`]), sent as a JSON-RPC error as is; one made by
+///   [`Error::rate_limited`] also tells the transport the request was refused for a rate
+///   limit (Streamable HTTP answers 429 with `Retry-After`);
 /// - an **interrupt** from an ask (`ctx.elicit(..).await?`) that has no answer yet: the
 ///   server answers with an `InputRequiredResult` and the client retries. Handlers only
 ///   pass it on with `?`.
@@ -23,6 +27,9 @@ pub struct Error {
 pub(crate) enum ErrorKind {
     Execution(String),
     Protocol(ErrorObject),
+    /// A protocol error that refuses the request for a reason the transport reports
+    /// (boxed: rare, and it would make every handler's `Result` larger).
+    Refused(Box<(ErrorObject, Refusal)>),
     /// The resource does not exist; its error depends on the request's era.
     ResourceNotFound(String),
     Interrupt(Interrupt),
@@ -43,6 +50,19 @@ impl Error {
     pub fn protocol(error: ErrorObject) -> Self {
         Error {
             kind: ErrorKind::Protocol(error),
+        }
+    }
+
+    /// The request is over a rate limit: [`RATE_LIMITED`](crate::RATE_LIMITED) with
+    /// `message` and `data.retryAfterMs`, sent as a JSON-RPC error and reported by the
+    /// transport as a rate-limit refusal (Streamable HTTP: 429 with `Retry-After`). In a
+    /// task, where no transport status applies, the task fails with that error.
+    pub fn rate_limited(message: impl Into<String>, retry_after: Duration) -> Self {
+        Error {
+            kind: ErrorKind::Refused(Box::new((
+                crate::refusal::rate_limited_error(message, retry_after),
+                Refusal::RateLimited { retry_after },
+            ))),
         }
     }
 
@@ -68,6 +88,7 @@ impl Error {
     pub fn as_protocol(&self) -> Option<&ErrorObject> {
         match &self.kind {
             ErrorKind::Protocol(e) => Some(e),
+            ErrorKind::Refused(refused) => Some(&refused.0),
             _ => None,
         }
     }
@@ -78,6 +99,11 @@ impl fmt::Debug for Error {
         match &self.kind {
             ErrorKind::Execution(m) => f.debug_tuple("Execution").field(m).finish(),
             ErrorKind::Protocol(e) => f.debug_tuple("Protocol").field(e).finish(),
+            ErrorKind::Refused(refused) => f
+                .debug_tuple("Refused")
+                .field(&refused.0)
+                .field(&refused.1)
+                .finish(),
             ErrorKind::ResourceNotFound(uri) => {
                 f.debug_tuple("ResourceNotFound").field(uri).finish()
             }
@@ -91,6 +117,7 @@ impl fmt::Display for Error {
         match &self.kind {
             ErrorKind::Execution(m) => f.write_str(m),
             ErrorKind::Protocol(e) => write!(f, "{} ({})", e.message, e.code),
+            ErrorKind::Refused(refused) => write!(f, "{} ({})", refused.0.message, refused.0.code),
             ErrorKind::ResourceNotFound(uri) => write!(f, "resource not found: {uri}"),
             ErrorKind::Interrupt(_) => f.write_str("waiting for the client's input"),
         }

@@ -36,6 +36,7 @@ use tokio_util::sync::CancellationToken;
 use crate::ask::Needs;
 use crate::outbound::Outbound;
 use crate::principal::Principal;
+use crate::refusal::Refusal;
 use crate::session::Session;
 
 /// The most rounds the server drives one forwarded call of a 2025-11-25 session.
@@ -59,23 +60,103 @@ pub struct ForwardRequest {
     pub client_capabilities: ClientCapabilities,
 }
 
-/// The future a [`Forward`] hook returns: the result object, or the JSON-RPC error to send.
-pub type ForwardFuture = Pin<Box<dyn Future<Output = Result<Value, ErrorObject>> + Send>>;
+/// The future a [`Forward`] hook returns: the result object, or the error to send.
+pub type ForwardFuture = Pin<Box<dyn Future<Output = Result<Value, ForwardError>> + Send>>;
+
+/// How a [`Forward`] hook fails: the JSON-RPC error to send and, when the request is
+/// refused for a reason a transport reports in its own terms, that reason.
+///
+/// Without a [`Refusal`] the error is answered like any other (see
+/// [`Reply::error`](crate::transport::Reply::error)); with one, the transport says so its
+/// own way (Streamable HTTP: the status its table gives that reason, e.g. 429 with
+/// `Retry-After` for [`Refusal::RateLimited`]). An [`ErrorObject`] converts into one, so
+/// `?` and `.into()` work on plain JSON-RPC errors.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferry_server::ForwardError;
+/// use ferry_server::protocol::ErrorObject;
+/// use ferry_server::transport::Refusal;
+///
+/// let plain: ForwardError = ErrorObject::invalid_params("Unknown tool: x").into();
+/// assert!(plain.refusal.is_none());
+/// let limited = ForwardError::rate_limited("Slow down", Duration::from_millis(1500));
+/// assert_eq!(
+///     limited.refusal,
+///     Some(Refusal::RateLimited { retry_after: Duration::from_millis(1500) })
+/// );
+/// assert_eq!(limited.error.data.unwrap()["retryAfterMs"], 1500);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct ForwardError {
+    /// The JSON-RPC error sent as the response.
+    pub error: ErrorObject,
+    /// Why the request is refused, when a transport should report it in its own terms.
+    pub refusal: Option<Refusal>,
+}
+
+impl ForwardError {
+    /// The request is refused for `reason`, answered with `error`.
+    pub fn refused(reason: Refusal, error: ErrorObject) -> Self {
+        ForwardError {
+            error,
+            refusal: Some(reason),
+        }
+    }
+
+    /// The request is over a rate limit: [`RATE_LIMITED`](crate::RATE_LIMITED) with
+    /// `message` and `data.retryAfterMs`, refused with [`Refusal::RateLimited`].
+    pub fn rate_limited(message: impl Into<String>, retry_after: Duration) -> Self {
+        ForwardError::refused(
+            Refusal::RateLimited { retry_after },
+            crate::refusal::rate_limited_error(message, retry_after),
+        )
+    }
+}
+
+impl From<ErrorObject> for ForwardError {
+    fn from(error: ErrorObject) -> Self {
+        ForwardError {
+            error,
+            refusal: None,
+        }
+    }
+}
+
+impl std::fmt::Display for ForwardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.error.message, self.error.code)
+    }
+}
+
+impl std::error::Error for ForwardError {}
 
 /// Answers feature methods with a raw JSON result (see the [module](self) docs).
 ///
+/// A hook fails with a [`ForwardError`]: a plain JSON-RPC error converts into one
+/// (`.into()`, `?`), and [`ForwardError::rate_limited`] or [`ForwardError::refused`] say
+/// why a request is refused, for the transport to report it in its own terms.
+///
 /// ```
-/// use ferry_server::{Forward, ForwardFuture, ForwardRequest, Server};
+/// use std::time::Duration;
+/// use ferry_server::protocol::ErrorObject;
+/// use ferry_server::{Forward, ForwardError, ForwardFuture, ForwardRequest, Server};
 /// use serde_json::json;
 ///
 /// struct Static;
 /// impl Forward for Static {
 ///     fn forward(&self, request: ForwardRequest) -> ForwardFuture {
 ///         Box::pin(async move {
-///             Ok(match request.method {
-///                 "tools/list" => json!({ "tools": [] }),
-///                 _ => json!({ "content": [{ "type": "text", "text": "hi" }] }),
-///             })
+///             match request.method {
+///                 "tools/list" => Ok(json!({ "tools": [] })),
+///                 "tools/call" if request.principal.is_none() => Err(ForwardError::rate_limited(
+///                     "Rate limited: sign in for more calls",
+///                     Duration::from_secs(1),
+///                 )),
+///                 "tools/call" => Ok(json!({ "content": [{ "type": "text", "text": "hi" }] })),
+///                 other => Err(ErrorObject::method_not_found(other).into()),
+///             }
 ///         })
 ///     }
 /// }
@@ -105,7 +186,7 @@ impl Drive<'_> {
         &self,
         hook: &dyn Forward,
         mut request: ForwardRequest,
-    ) -> Result<Value, ErrorObject> {
+    ) -> Result<Value, ForwardError> {
         let Some(session) = self.session else {
             let mut result = hook.forward(request).await?;
             complete_by_default(&mut result);
@@ -126,7 +207,8 @@ impl Drive<'_> {
                     return Err(ErrorObject::internal(format!(
                         "Internal error: a {} result cannot be sent to a 2025-11-25 client",
                         ferry_protocol::quote::quote(other)
-                    )));
+                    ))
+                    .into());
                 }
             }
             let mut answers = Map::new();
@@ -159,7 +241,8 @@ impl Drive<'_> {
         }
         Err(ErrorObject::internal(format!(
             "Internal error: the call still needed input after {MAX_FORWARDED_LEGACY_ROUNDS} rounds"
-        )))
+        ))
+        .into())
     }
 
     /// Sends one input request (`{method, params}`, checked by `run`) to the session's

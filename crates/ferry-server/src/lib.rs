@@ -77,7 +77,9 @@ pub use context::Context;
 #[doc(hidden)]
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
-pub use forward::{Forward, ForwardFuture, ForwardRequest, MAX_FORWARDED_LEGACY_ROUNDS};
+pub use forward::{
+    Forward, ForwardError, ForwardFuture, ForwardRequest, MAX_FORWARDED_LEGACY_ROUNDS,
+};
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
 #[doc(hidden)]
 pub use listen::ListenStream;
@@ -89,6 +91,7 @@ pub use principal::{InsufficientScope, Principal, Scopes};
 pub use prompt::{IntoPromptResult, PromptArguments, PromptBuilder, prompt};
 #[doc(hidden)]
 pub use refusal::Refusal;
+pub use refusal::{RATE_LIMITED, rate_limited_error};
 #[doc(hidden)]
 pub use reply::{Reply, ReplyKind};
 pub use resource::{

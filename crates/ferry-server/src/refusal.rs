@@ -1,6 +1,7 @@
 //! Why a request was refused: typed reasons that transports map to their own statuses.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ferry_protocol::{ErrorCode, ErrorObject};
 
@@ -46,6 +47,12 @@ pub enum Refusal {
     InsufficientScope(Arc<[String]>),
     /// The server could not serve the request (a resource it depends on failed).
     Unavailable,
+    /// The client sent more requests than a rate limit allows; it may try again after
+    /// `retry_after`.
+    RateLimited {
+        /// How long the client should wait before trying again.
+        retry_after: Duration,
+    },
 }
 
 impl Refusal {
@@ -61,6 +68,24 @@ impl Refusal {
             _ => return None,
         })
     }
+}
+
+/// The JSON-RPC error code of a rate-limited request: -32000, the first of JSON-RPC's
+/// codes left to implementations. Its `data` holds `retryAfterMs`.
+pub const RATE_LIMITED: ErrorCode = ErrorCode(-32000);
+
+/// The JSON-RPC error of a rate-limited request: [`RATE_LIMITED`] with this message and
+/// `data.retryAfterMs`, the wait in whole milliseconds, rounded up, at least 1.
+pub fn rate_limited_error(message: impl Into<String>, retry_after: Duration) -> ErrorObject {
+    ErrorObject::new(RATE_LIMITED, message).with_data(serde_json::json!({
+        "retryAfterMs": retry_after_ms(retry_after),
+    }))
+}
+
+/// `wait` in whole milliseconds, rounded up, at least 1.
+fn retry_after_ms(wait: Duration) -> u64 {
+    let ms = wait.as_nanos().div_ceil(1_000_000);
+    u64::try_from(ms).unwrap_or(u64::MAX).max(1)
 }
 
 /// An error answer on its way out: the JSON-RPC error and what kind of answer it is.
@@ -95,3 +120,19 @@ impl Failure {
 
 /// A step of dispatch that may fail with an answer.
 pub(crate) type Attempt<T> = Result<T, Box<Failure>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rate_limited_errors_carry_the_wait_in_whole_milliseconds() {
+        let e = rate_limited_error("slow down", Duration::from_micros(1_200));
+        assert_eq!(e.code, RATE_LIMITED);
+        assert_eq!(e.message, "slow down");
+        assert_eq!(e.data.unwrap()["retryAfterMs"], 2);
+        let e = rate_limited_error("slow down", Duration::ZERO);
+        assert_eq!(e.data.unwrap()["retryAfterMs"], 1);
+        assert_eq!(retry_after_ms(Duration::from_secs(3)), 3_000);
+    }
+}

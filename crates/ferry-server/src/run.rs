@@ -223,7 +223,10 @@ impl PendingCall {
                         };
                         match drive.run(&*hook, *request).await {
                             Ok(result) => Reply::result(&base.id, &result, None),
-                            Err(e) => base.error(&e),
+                            Err(e) => match e.refusal {
+                                Some(reason) => Reply::refused(Some(&base.id), &e.error, reason),
+                                None => base.error(&e.error),
+                            },
                         }
                     }
                     CallKind::Tool { .. } | CallKind::Listen { .. } => {
@@ -495,6 +498,10 @@ impl Base {
             match e.kind {
                 ErrorKind::Execution(m) => return Step::Execution(m),
                 ErrorKind::Protocol(e) => return Step::Stop(self.error(&e)),
+                ErrorKind::Refused(refused) => {
+                    let (e, reason) = *refused;
+                    return Step::Stop(Reply::refused(Some(&self.id), &e, reason));
+                }
                 ErrorKind::ResourceNotFound(uri) => {
                     return Step::Stop(
                         self.error(&crate::error::resource_not_found(&uri, self.legacy())),
@@ -718,6 +725,9 @@ async fn run_complete(
                 Err(e) => {
                     return match e.kind {
                         ErrorKind::Protocol(e) => base.error(&e),
+                        ErrorKind::Refused(refused) => {
+                            Reply::refused(Some(&base.id), &refused.0, refused.1)
+                        }
                         ErrorKind::ResourceNotFound(uri) => {
                             base.error(&crate::error::resource_not_found(&uri, base.legacy()))
                         }

@@ -403,6 +403,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 /// a JSON response, or the last message of an SSE stream. Nothing is checked against the
 /// schema, so this also serves peers whose answers are not under test.
 pub async fn post_url(url: &str, token: Option<&str>, message: &Value) -> Value {
+    post_url_response(url, token, message).await.2
+}
+
+/// [`post_url`], with the response's HTTP status and headers.
+pub async fn post_url_response(
+    url: &str,
+    token: Option<&str>,
+    message: &Value,
+) -> (StatusCode, HeaderMap, Value) {
     let mut request = reqwest::Client::new()
         .post(url)
         .headers(mcp_headers(message))
@@ -413,6 +422,8 @@ pub async fn post_url(url: &str, token: Option<&str>, message: &Value) -> Value 
     let response = within("the response", request.send())
         .await
         .expect("the request is answered");
+    let status = response.status();
+    let headers = response.headers().clone();
     let text = within("the response body", response.text())
         .await
         .expect("a body");
@@ -426,5 +437,7 @@ pub async fn post_url(url: &str, token: Option<&str>, message: &Value) -> Value 
             .unwrap_or_default()
             .to_owned()
     };
-    serde_json::from_str(&json_text).unwrap_or_else(|e| panic!("not JSON ({e}): {json_text}"))
+    let message =
+        serde_json::from_str(&json_text).unwrap_or_else(|e| panic!("not JSON ({e}): {json_text}"));
+    (status, headers, message)
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use ferry_http::{HttpConfig, McpService};
-use ferry_testkit::http::post_url;
+use ferry_testkit::http::{post_url, post_url_response};
 use ferry_testkit::python::PythonServer;
 use ferry_testkit::rpc;
 use serde_json::{Value, json};
@@ -80,6 +80,22 @@ pub fn usage(dir: &Path) -> Vec<Value> {
 /// returns the response message.
 pub async fn post(url: &str, token: Option<&str>, id: u64, method: &str, params: Value) -> Value {
     post_url(
+        url,
+        token,
+        &rpc::request_with(id, method, params, rpc::form_caps()),
+    )
+    .await
+}
+
+/// [`post`], with the HTTP status and headers of the response.
+pub async fn post_response(
+    url: &str,
+    token: Option<&str>,
+    id: u64,
+    method: &str,
+    params: Value,
+) -> (http::StatusCode, http::HeaderMap, Value) {
+    post_url_response(
         url,
         token,
         &rpc::request_with(id, method, params, rpc::form_caps()),

@@ -415,6 +415,7 @@ fn ending_of(entry: &ToolEntry, outcome: Result<CallToolResult>) -> Ending {
         Err(e) => match e.kind {
             ErrorKind::Execution(m) => to_raw(CallToolResult::error(m)),
             ErrorKind::Protocol(e) => Ending::Failed(e),
+            ErrorKind::Refused(refused) => Ending::Failed(refused.0),
             ErrorKind::ResourceNotFound(uri) => {
                 Ending::Failed(crate::error::resource_not_found(&uri, false))
             }
