@@ -30,6 +30,9 @@
 //!   their session. A 2025-11-25 upstream's questions, asked in the middle of a call,
 //!   reach 2026-07-28 clients as an `InputRequiredResult` (under [`INPUT_KEY`]) while the
 //!   gateway holds the upstream call open until the retry brings the answer.
+//! - **List changes through.** Each upstream that announces list changes is listened to
+//!   once per instance; its `tools`, `prompts` and `resources` list changes reach the
+//!   gateway's own `subscriptions/listen` streams and 2025-11-25 sessions.
 //!
 //! The gateway is Ferry's server ([`ferry_server::Forward`] hook) in front and Ferry's
 //! client (era detection and fallback included) behind each upstream.
@@ -55,6 +58,7 @@
 #![forbid(unsafe_code)]
 
 mod bridge;
+mod changes;
 mod config;
 mod envelope;
 mod error;

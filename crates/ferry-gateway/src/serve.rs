@@ -160,12 +160,15 @@ impl Gateway {
             Some(auth) => pages.merge(auth.metadata().router()),
             None => pages,
         };
+        // The upstreams' list changes reach the gateway's listen streams while it serves.
+        let changes = crate::changes::relay(&self.core, &self.server);
         let mcp = McpService::new(self.server.clone(), HttpConfig::default());
         let result = ferry_http::serve(listener, mcp)
             .app(pages)
             .layer(tower::util::option_layer(layer))
             .with_graceful_shutdown(shutdown)
             .await;
+        drop(changes);
         for u in &self.core.upstreams {
             u.close().await;
         }

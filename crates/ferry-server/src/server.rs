@@ -16,7 +16,7 @@ use ferry_state::{KeyRing, MemoryLedger, ReplayLedger, StateGuard};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::bus::ChangeBus;
+use crate::bus::{ChangeBus, ChangeEvent};
 use crate::catalog::{Catalog, ListShape};
 use crate::forward::Forward;
 use crate::handler::{StateMap, StateType};
@@ -312,6 +312,22 @@ impl Server {
         self.inner.templates.insert(entry);
         self.inner.hub.publish(Event::ResourcesChanged);
         Ok(())
+    }
+
+    /// Tells listeners of a change the server's own tables do not show: a list a
+    /// [`Forward`](crate::Forward) hook answers changed (an upstream's, a database's).
+    /// Each open `subscriptions/listen` stream that asked for it, and each 2025-11-25
+    /// session, gets its notification; a [`ChangeBus`] carries it to other instances.
+    ///
+    /// ```
+    /// use ferry_server::{ChangeEvent, Server};
+    ///
+    /// let server = Server::builder("lists", "1.0.0").enable_tools().build().unwrap();
+    /// // ...the tools a Forward hook lists changed:
+    /// server.notify_changed(ChangeEvent::ToolsChanged);
+    /// ```
+    pub fn notify_changed(&self, event: ChangeEvent) {
+        self.inner.hub.publish(event);
     }
 
     /// Tells listeners subscribed to `uri` (or a parent of it) that it changed.

@@ -1,0 +1,108 @@
+//! `subscriptions/listen` through the gateway: a list change of an upstream
+//! (ferry-everything's `test_trigger_tool_change` adds a tool) reaches the gateway's
+//! listeners, a 2026-07-28 stream and a 2025-11-25 session alike, whichever era the
+//! gateway speaks to the upstream; the new tool is then listed through the gateway.
+
+mod support;
+
+use std::time::Duration;
+
+use ferry_client::{Client, EraMode, ServerNotification, Subscription};
+use ferry_gateway::{UpstreamConfig, UpstreamEra};
+use ferry_http::{HttpConfig, McpService};
+use ferry_protocol::subscriptions::SubscriptionFilter;
+use ferry_server::Server;
+use serde_json::json;
+use support::open_gateway;
+
+/// ferry-everything over Streamable HTTP in this process, and its server, to see its
+/// listeners.
+async fn upstream() -> (Server, String) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let everything = ferry_everything::build(ferry_everything::Options::default()).unwrap();
+    let server = everything.server.clone();
+    let mcp = McpService::new(everything.server, HttpConfig::default());
+    tokio::spawn(async move {
+        let _ = ferry_http::serve(listener, mcp).await;
+    });
+    (server, format!("http://{addr}/mcp"))
+}
+
+async fn client(url: &str, era: EraMode) -> Client {
+    Client::builder()
+        .http(url)
+        .era(era)
+        .build()
+        .await
+        .expect("connects to the gateway")
+}
+
+/// Toggles ferry-everything's `test_dynamic_tool` through the gateway until `subscription`
+/// hears of it (a stream set up a moment ago may still miss the first change), at most
+/// ten times; counts the toggles in `toggles`.
+async fn until_heard(
+    client: &Client,
+    subscription: &mut Subscription,
+    toggles: &mut u32,
+    who: &str,
+) {
+    loop {
+        assert!(
+            *toggles < 10,
+            "{who}: no tools/list_changed after {toggles} changes"
+        );
+        client
+            .call_tool("test_trigger_tool_change", json!({}))
+            .await
+            .expect("the upstream changes its tools");
+        *toggles += 1;
+        match tokio::time::timeout(Duration::from_secs(1), subscription.recv()).await {
+            Ok(Some(Ok(n))) => {
+                assert_eq!(n, ServerNotification::ToolsListChanged, "{who}");
+                return;
+            }
+            Ok(other) => panic!("{who}: the subscription ended: {other:?}"),
+            Err(_) => {}
+        }
+    }
+}
+
+async fn list_changes_reach_the_gateways_listeners(era: UpstreamEra) {
+    let (upstream_server, upstream_url) = upstream().await;
+    let base = open_gateway(vec![
+        UpstreamConfig::http("ev", &upstream_url).with_era(era),
+    ])
+    .await;
+    let url = format!("{base}/mcp");
+
+    let modern = client(&url, EraMode::Modern).await;
+    let legacy = client(&url, EraMode::Legacy).await;
+    let filter = SubscriptionFilter::new().with_tools_list_changed();
+    let mut modern_sub = modern.listen(filter.clone()).await.expect("listen (2026)");
+    let mut legacy_sub = legacy.listen(filter).await.expect("listen (2025)");
+    let before = modern.list_tools().await.expect("tools/list");
+    assert!(!before.iter().any(|t| t.name == "test_dynamic_tool"));
+
+    let mut toggles = 0;
+    until_heard(&modern, &mut modern_sub, &mut toggles, "2026-07-28 client").await;
+    until_heard(&modern, &mut legacy_sub, &mut toggles, "2025-11-25 client").await;
+    let after = modern.list_tools().await.expect("tools/list again");
+    assert_eq!(
+        after.iter().any(|t| t.name == "test_dynamic_tool"),
+        toggles % 2 == 1,
+        "the changed list is what the gateway lists ({toggles} changes)"
+    );
+    // One subscription upstream, however many clients listen at the gateway.
+    assert_eq!(upstream_server.listener_count(), 1, "{era:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_upstreams_list_changes_reach_listeners_of_both_eras() {
+    list_changes_reach_the_gateways_listeners(UpstreamEra::Modern).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_upstreams_list_changes_reach_listeners_of_both_eras() {
+    list_changes_reach_the_gateways_listeners(UpstreamEra::Legacy).await;
+}
