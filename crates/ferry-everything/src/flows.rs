@@ -248,7 +248,7 @@ async fn confirm_delete(ctx: Context, args: DeleteArgs, sandbox: &Sandbox) -> Re
         .elicit::<Confirm>(format!(
             "Delete {} from {}?",
             target.path(),
-            sandbox.root().display()
+            sandbox.shown_root()
         ))
         .key("confirm")
         .await?;

@@ -6,9 +6,11 @@
 //! is never followed out (one that leads outside is refused, one inside is deleted as a
 //! link, its target kept). Only files are deleted, never directories.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The demo files a fresh sandbox starts with: (relative path, contents).
 pub const DEMO_FILES: [(&str, &str); 3] = [
@@ -32,6 +34,8 @@ pub const TEMPORARY_PREFIX: &str = "ferry-everything-sandbox-";
 /// The folder `confirm_delete` deletes files in.
 pub struct Sandbox {
     root: PathBuf,
+    /// `root` as shown in questions and outcomes, made once.
+    shown_root: Arc<str>,
     /// A folder made for this process, removed when the sandbox is dropped.
     _owned: Option<tempfile::TempDir>,
 }
@@ -56,7 +60,11 @@ impl Sandbox {
                 format!("{} is not a directory", root.display()),
             ));
         }
-        Ok(Sandbox { root, _owned: None })
+        Ok(Sandbox {
+            shown_root: shown(&root),
+            root,
+            _owned: None,
+        })
     }
 
     /// A fresh folder under the system's temporary directory
@@ -67,6 +75,7 @@ impl Sandbox {
             .tempdir()?;
         let root = dir.path().canonicalize()?;
         Ok(Sandbox {
+            shown_root: shown(&root),
             root,
             _owned: Some(dir),
         })
@@ -75,6 +84,12 @@ impl Sandbox {
     /// The sandbox's folder, canonical.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The sandbox's folder as text (lossy where it is not UTF-8), as questions and
+    /// outcomes show it.
+    pub fn shown_root(&self) -> &str {
+        &self.shown_root
     }
 
     /// Writes the [`DEMO_FILES`] that are not there yet (an existing file is left as it is).
@@ -116,22 +131,25 @@ impl Sandbox {
         let Some((name, folders)) = parts.split_last() else {
             return Err(Refusal::Empty);
         };
-        let shown = parts
-            .iter()
-            .map(|p| p.to_string_lossy())
-            .collect::<Vec<_>>()
-            .join("/");
+        let shown = match parts.as_slice() {
+            [only] => only.to_string_lossy().into_owned(),
+            _ => parts
+                .iter()
+                .map(|p| p.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join("/"),
+        };
         let missing = |shown: String| Target {
             shown,
             full: PathBuf::new(),
             kind: TargetKind::Missing,
         };
         let parent = if folders.is_empty() {
-            self.root.clone()
+            Cow::Borrowed(self.root.as_path())
         } else {
             let written: PathBuf = folders.iter().collect();
             match self.root.join(&written).canonicalize() {
-                Ok(parent) if parent.starts_with(&self.root) => parent,
+                Ok(parent) if parent.starts_with(&self.root) => Cow::Owned(parent),
                 Ok(_) => return Err(Refusal::LeadsOutside(shown)),
                 Err(e) if is_missing(&e) => return Ok(missing(shown)),
                 Err(e) => return Err(Refusal::Unreadable(shown, e)),
@@ -177,10 +195,15 @@ impl Sandbox {
         };
         Deletion {
             shown: target.shown,
-            root: self.root.clone(),
+            root: self.shown_root.clone(),
             kind,
         }
     }
+}
+
+/// A folder as text, lossy where it is not UTF-8.
+fn shown(root: &Path) -> Arc<str> {
+    Arc::from(root.to_string_lossy())
 }
 
 fn is_missing(e: &io::Error) -> bool {
@@ -250,7 +273,7 @@ pub enum Refusal {
 #[derive(Debug)]
 pub struct Deletion {
     shown: String,
-    root: PathBuf,
+    root: Arc<str>,
     kind: DeletionKind,
 }
 
@@ -276,7 +299,7 @@ impl Deletion {
 
 impl fmt::Display for Deletion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (path, root) = (&self.shown, self.root.display());
+        let (path, root) = (&self.shown, &self.root);
         match &self.kind {
             DeletionKind::File(1) => write!(f, "Deleted {path} (1 byte) from {root}"),
             DeletionKind::File(bytes) => write!(f, "Deleted {path} ({bytes} bytes) from {root}"),
