@@ -173,9 +173,8 @@ async fn a_bridged_call_is_redeemed_once_asked_again_without_an_answer_and_check
 /// The `ferry_gateway_held_calls` lines of the gateway's `/metrics`, given its MCP
 /// endpoint.
 async fn held_calls(mcp: &str) -> String {
-    let url = mcp.replace("/mcp", "/metrics");
-    let metrics = reqwest::get(url).await.unwrap().text().await.unwrap();
-    metrics
+    metrics(mcp.trim_end_matches("/mcp"))
+        .await
         .lines()
         .filter(|l| l.starts_with("ferry_gateway_held_calls"))
         .map(|l| format!("{l}\n"))

@@ -9,7 +9,7 @@ use ferry_gateway::{Gateway, GatewayConfig, UpstreamConfig};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Server, tool};
 use serde_json::json;
-use support::{accept_all, everything_upstream, post, post_response, serve, text};
+use support::{accept_all, everything_upstream, metrics, post, post_response, serve, text};
 
 /// The `Retry-After` of a response, in seconds; fails without one.
 fn retry_after(headers: &http::HeaderMap) -> u64 {
@@ -128,12 +128,7 @@ async fn each_principal_is_rate_limited_on_its_own() {
     assert!(r["error"]["data"]["retryAfterMs"].as_u64().unwrap() >= 1);
     let r = post(&url, Some("bob-token"), 4, "tools/call", call).await;
     assert_eq!(r["result"]["content"][0]["text"], "svc", "{r}");
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&base).await;
     assert!(
         metrics.contains("ferry_gateway_rate_limited_total 1"),
         "{metrics}"
@@ -184,12 +179,7 @@ async fn new_calls_of_a_tool_are_rate_limited_per_principal_and_retries_are_not(
     assert_eq!(text(&other["result"]), "hi", "{other}");
     let bobs = post(&url, Some("bob-token"), 5, "tools/call", call).await;
     assert_eq!(bobs["result"]["resultType"], "input_required", "{bobs}");
-    let metrics = reqwest::get(url.replace("/mcp", "/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(url.trim_end_matches("/mcp")).await;
     assert!(
         metrics.contains("ferry_gateway_rate_limited_total 1"),
         "{metrics}"

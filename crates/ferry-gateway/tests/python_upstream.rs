@@ -89,12 +89,7 @@ async fn ferry_client_completes_an_eliciting_call_and_the_log_shows_two_linked_r
         assert!(r["response_bytes"].as_u64().unwrap() > 0);
     }
 
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&base).await;
     assert!(
         metrics.contains(r#"ferry_gateway_rounds_total{upstream="py",outcome="input_required"} 1"#),
         "{metrics}"
@@ -146,12 +141,7 @@ async fn a_replayed_retry_is_refused_at_the_gateway_though_python_accepts_it() {
     assert_eq!(twice["error"]["code"], -32602, "{twice}");
     assert_eq!(twice["error"]["message"], INVALID_STATE);
 
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&base).await;
     assert!(
         metrics.contains(r#"ferry_gateway_state_refusals_total{reason="replayed"} 1"#),
         "{metrics}"
@@ -203,12 +193,7 @@ async fn tampered_foreign_and_misdirected_states_are_refused() {
     let r = post(&url, Some("alice-token"), 5, "tools/call", retry).await;
     assert_eq!(text(&r["result"]), "Deleted /tmp/b", "{r}");
 
-    let metrics = reqwest::get(format!("{base}/metrics"))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let metrics = metrics(&base).await;
     for reason in ["principal", "tampered", "request"] {
         let line = format!(r#"ferry_gateway_state_refusals_total{{reason="{reason}"}} 1"#);
         assert!(metrics.contains(&line), "{line} in {metrics}");

@@ -103,6 +103,16 @@ pub async fn post_response(
     .await
 }
 
+/// The gateway's Prometheus text, from `GET {base}/metrics` (`base` as [`serve`] returns it).
+pub async fn metrics(base: &str) -> String {
+    reqwest::get(format!("{base}/metrics"))
+        .await
+        .expect("GET /metrics is answered")
+        .text()
+        .await
+        .expect("a body")
+}
+
 /// The answer accepting a `confirm` form, keyed like the result's only input request.
 pub fn accept_all(result: &Value) -> Value {
     let mut answers = serde_json::Map::new();
