@@ -7,38 +7,18 @@ use std::time::Duration;
 
 use ferry_auth::{AuthLayer, ResourceMetadata, StaticTokens};
 use ferry_http::{HttpConfig, McpService};
-use ferry_server::{Context, Server, tool};
-use ferry_testkit::http::Client;
+use ferry_server::Server;
+use ferry_testkit::probe::whoami;
 use ferry_testkit::rpc::{self, call};
+use ferry_testkit::serve::Running;
 use http::StatusCode;
 use serde_json::{Value, json};
 
 fn server() -> Server {
     Server::builder("auth-endpoint-test", "1")
-        .tool(
-            tool("whoami")
-                .description("Names the principal")
-                .json_handler(|ctx: Context, _: Value| async move {
-                    Ok(ctx
-                        .principal()
-                        .map_or("anonymous".to_owned(), |p| p.id().to_owned()))
-                }),
-        )
+        .tool(whoami())
         .build()
         .expect("server builds")
-}
-
-struct Running {
-    client: Client,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-impl Running {
-    async fn stop(self) {
-        let _ = self.stop.send(());
-        self.task.await.unwrap().unwrap();
-    }
 }
 
 /// The endpoint behind `AuthLayer` with tokens for alice and bob; `required: false`
@@ -53,23 +33,19 @@ async fn start_with_auth(required: bool) -> Running {
         builder = builder.allow_anonymous();
     }
     let auth = builder.build().unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
     let config = HttpConfig::builder()
         .drain_grace(Duration::ZERO)
         .build()
         .unwrap();
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serve = ferry_http::serve(listener, McpService::new(server(), config))
-        .layer(auth)
-        .with_graceful_shutdown(async {
-            let _ = stopped.await;
-        });
-    Running {
-        client: Client::new(addr, "/mcp"),
-        stop,
-        task: tokio::spawn(serve.into_future()),
-    }
+    Running::spawn("/mcp", |listener, stopped| {
+        ferry_http::serve(listener, McpService::new(server(), config))
+            .layer(auth)
+            .with_graceful_shutdown(async {
+                let _ = stopped.await;
+            })
+            .into_future()
+    })
+    .await
 }
 
 /// A valid token sets the principal that handlers see.

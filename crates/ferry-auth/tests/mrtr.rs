@@ -7,7 +7,9 @@ use ferry_auth::{AuthLayer, JwtValidator, ResourceMetadata};
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Elicitation, Server, tool};
 use ferry_testkit::http::Client;
+use ferry_testkit::probe::whoami;
 use ferry_testkit::rpc::{self, accept, call, form_caps, retry};
+use ferry_testkit::serve::Running;
 use http::StatusCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -35,71 +37,49 @@ fn server() -> Server {
                     }
                 }),
         )
-        .tool(
-            tool("whoami")
-                .description("Names the principal")
-                .json_handler(|ctx: Context, _: Value| async move {
-                    Ok(ctx
-                        .principal()
-                        .map_or("anonymous".to_owned(), |p| p.id().to_owned()))
-                }),
-        )
+        .tool(whoami())
         .build()
         .expect("server builds")
 }
 
-struct Running {
-    client: Client,
-    resource: String,
-    stop: tokio::sync::oneshot::Sender<()>,
-    task: tokio::task::JoinHandle<std::io::Result<()>>,
-}
-
-async fn start(issuer: &TestIssuer) -> Running {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let resource = format!("http://{addr}/mcp");
-    let validator = JwtValidator::builder(issuer.issuer(), &resource)
-        .build()
-        .unwrap();
-    let metadata = ResourceMetadata::new(&resource)
-        .unwrap()
-        .authorization_server(issuer.issuer())
-        .unwrap();
-    let auth = AuthLayer::new(metadata, validator);
-    let server = server();
-    let mcp = McpService::new(server, HttpConfig::default());
-    let app = auth
-        .metadata()
-        .service::<http_body_util::Full<bytes::Bytes>>();
-    let (stop, rx) = tokio::sync::oneshot::channel::<()>();
-    let task = tokio::spawn(async move {
-        ferry_http::serve(listener, mcp)
-            .layer(auth)
-            .app(app)
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .await
-    });
-    Running {
-        client: Client::new(addr, "/mcp"),
-        resource,
-        stop,
-        task,
-    }
+/// The endpoint behind the auth layer with JWTs from `issuer`, and its resource URI.
+async fn start(issuer: &TestIssuer) -> (Running, String) {
+    let iss = issuer.issuer().to_owned();
+    let run = Running::spawn("/mcp", move |listener, rx| {
+        let addr = listener.local_addr().unwrap();
+        let resource = format!("http://{addr}/mcp");
+        let validator = JwtValidator::builder(&iss, &resource).build().unwrap();
+        let metadata = ResourceMetadata::new(&resource)
+            .unwrap()
+            .authorization_server(&iss)
+            .unwrap();
+        let auth = AuthLayer::new(metadata, validator);
+        let server = server();
+        let mcp = McpService::new(server, HttpConfig::default());
+        let app = auth
+            .metadata()
+            .service::<http_body_util::Full<bytes::Bytes>>();
+        async move {
+            ferry_http::serve(listener, mcp)
+                .layer(auth)
+                .app(app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await
+        }
+    })
+    .await;
+    let resource = format!("http://{}/mcp", run.client.addr());
+    (run, resource)
 }
 
 #[tokio::test]
 async fn request_state_issued_to_one_principal_is_refused_for_another() {
     let issuer = TestIssuer::start().await;
-    let run = start(&issuer).await;
-    let alice = run
-        .client
-        .with_token(&issuer.token(&run.resource, "alice", ""));
-    let bob = run
-        .client
-        .with_token(&issuer.token(&run.resource, "bob", ""));
+    let (run, resource) = start(&issuer).await;
+    let alice = run.client.with_token(&issuer.token(&resource, "alice", ""));
+    let bob = run.client.with_token(&issuer.token(&resource, "bob", ""));
 
     let who = alice
         .post(&call(1, "whoami", json!({}), json!({})))
@@ -151,7 +131,6 @@ async fn request_state_issued_to_one_principal_is_refused_for_another() {
         .await;
     assert_eq!(res.status, StatusCode::OK);
 
-    let _ = run.stop.send(());
-    run.task.await.unwrap().unwrap();
+    run.stop().await;
     issuer.stop().await;
 }

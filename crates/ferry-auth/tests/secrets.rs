@@ -1,34 +1,12 @@
 //! Tokens and secrets never appear in `Debug` output or in logs, whatever happens to them.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use ferry_auth::testing::{DpopKey, KeyKind, SigningKey, TestIssuer};
 use ferry_auth::{
     AuthLayer, ClientAuth, Dpop, IntrospectionValidator, JwtValidator, ResourceMetadata,
     StaticTokens, TokenValidator,
 };
+use ferry_testkit::logs::Captured;
 use tower::{Layer, ServiceExt};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Captured {
-    type Writer = Captured;
-    fn make_writer(&'a self) -> Captured {
-        self.clone()
-    }
-}
 
 const RESOURCE: &str = "http://127.0.0.1/mcp";
 
@@ -98,7 +76,10 @@ async fn refusals_are_logged_without_the_token() {
     let captured = Captured::default();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
-        .with_writer(captured.clone())
+        .with_writer({
+            let captured = captured.clone();
+            move || captured.clone()
+        })
         .with_ansi(false)
         .finish();
     let _guard = tracing::subscriber::set_default(subscriber);
@@ -135,7 +116,7 @@ async fn refusals_are_logged_without_the_token() {
     assert_eq!(sent, [200, 401, 401, 200, 503]);
     issuer.stop().await;
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(
         logs.contains("request refused"),
         "refusals are logged: {logs}"

@@ -17,6 +17,7 @@ use ferry_client::{
     CallOptions, Client, Era, EraCache, Error, FnHandler, KnownEra, Retry, ServerNotification,
 };
 use ferry_server::{CacheHint, Context, Server, tool};
+use ferry_testkit::elicit::confirm;
 use serde_json::json;
 
 async fn client_with(url: &str, handler: FnHandler) -> Client {
@@ -46,16 +47,7 @@ fn answer_confirm(action: &'static str) -> FnHandler {
             "{}",
             form.message
         );
-        async move {
-            match action {
-                "accept" => ElicitResult::accept(BTreeMap::from([(
-                    "confirm".to_owned(),
-                    ElicitValue::Bool(true),
-                )])),
-                "decline" => ElicitResult::decline(),
-                _ => ElicitResult::cancel(),
-            }
-        }
+        async move { confirm(action) }
     })
 }
 

@@ -6,12 +6,11 @@
 //! `FERRY_REQUIRE_INTEROP` or `FERRY_CI` is set (CI installs the package), which turns a
 //! missing peer into a failure. See `tests/interop/README.md`.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ferry_client::ferry_protocol::content::ContentBlock;
-use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, ClientBuilder, Era, EraCache, EraMode, FnHandler};
+use ferry_testkit::elicit::confirm;
 use ferry_testkit::python::{PythonServer, sdk_available as python_sdk_available};
 use serde_json::json;
 use tokio::process::{Child, Command};
@@ -30,16 +29,7 @@ fn handler(action: &'static str) -> FnHandler {
         assert_eq!(form.message, "Delete /tmp/report.txt?");
         assert_eq!(form.context.server.name, "python-interop");
         assert!(form.schema.property("confirm").is_some());
-        async move {
-            match action {
-                "accept" => ElicitResult::accept(BTreeMap::from([(
-                    "confirm".to_owned(),
-                    ElicitValue::Bool(true),
-                )])),
-                "decline" => ElicitResult::decline(),
-                _ => ElicitResult::cancel(),
-            }
-        }
+        async move { confirm(action) }
     })
 }
 

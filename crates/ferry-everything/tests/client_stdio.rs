@@ -12,6 +12,7 @@ use ferry_client::{
     StdioOptions,
 };
 use ferry_testkit::content::text;
+use ferry_testkit::elicit::confirm;
 use serde_json::json;
 
 /// The command starting this package's `ferry-everything` binary over stdio, its logs
@@ -82,16 +83,7 @@ async fn confirm_delete_accept_decline_cancel() {
             "cancel"
         };
         assert!(path_in_message || form.message.contains("old/report.csv"));
-        async move {
-            match action {
-                "accept" => ElicitResult::accept(BTreeMap::from([(
-                    "confirm".to_owned(),
-                    ElicitValue::Bool(true),
-                )])),
-                "decline" => ElicitResult::decline(),
-                _ => ElicitResult::cancel(),
-            }
-        }
+        async move { confirm(action) }
     });
     let client = connect(&[], handler).await;
     // The binary's temporary sandbox starts with the demo files.

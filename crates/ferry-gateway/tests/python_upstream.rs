@@ -9,12 +9,10 @@
 
 mod support;
 
-use std::collections::BTreeMap;
-
 use ferry_client::ferry_protocol::content::ContentBlock;
-use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
 use ferry_client::{Client, FnHandler};
 use ferry_gateway::UpstreamConfig;
+use ferry_testkit::elicit::confirm;
 use serde_json::{Value, json};
 use support::*;
 
@@ -23,12 +21,7 @@ const INVALID_STATE: &str = "Invalid or expired requestState";
 fn confirm_handler() -> FnHandler {
     FnHandler::new().on_form(|form| {
         assert_eq!(form.message, "Delete /tmp/report.txt?");
-        async move {
-            ElicitResult::accept(BTreeMap::from([(
-                "confirm".to_owned(),
-                ElicitValue::Bool(true),
-            )]))
-        }
+        async move { confirm("accept") }
     })
 }
 

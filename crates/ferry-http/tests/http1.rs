@@ -11,16 +11,10 @@ use std::time::{Duration, Instant};
 use ferry_http::{HttpConfig, McpService};
 use ferry_testkit::eventually;
 use ferry_testkit::http::mcp_headers;
-use ferry_testkit::rpc::{self, call, request};
+use ferry_testkit::rpc::{self, call, progress_call, request};
 use serde_json::{Value, json};
 use support::wire::{Conn, Resp, assert_echoed, echo, post_head};
 use support::{PATH, Running, quick_keep_alive, server, start};
-
-fn progress_call(id: i64, tool: &str) -> Value {
-    let mut msg = call(id, tool, json!({}), json!({}));
-    msg["params"]["_meta"]["progressToken"] = json!(format!("tok-{id}"));
-    msg
-}
 
 /// Splits an SSE stream into its JSON-RPC messages, skipping comments.
 fn sse_messages(stream: &[u8]) -> Vec<Value> {

@@ -12,6 +12,7 @@ use std::future::IntoFuture;
 
 use ferry_http::{HttpConfig, McpService};
 use ferry_server::{Context, Elicitation, Form, Server, tool};
+use ferry_testkit::http::legacy_post;
 use futures::StreamExt;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -105,18 +106,7 @@ fn msg(id: i64, method: &str, params: Value) -> Value {
 
 impl Endpoint {
     fn post(&self, session: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-        let mut r = self
-            .http
-            .post(&self.url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .json(body);
-        if let Some(s) = session {
-            r = r
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        r
+        legacy_post(&self.http, &self.url, session, body)
     }
 
     async fn initialize(&self) -> String {

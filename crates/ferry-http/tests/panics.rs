@@ -5,7 +5,9 @@
 mod support;
 
 use ferry_http::HttpConfig;
-use ferry_server::{Context, Server, tool};
+use ferry_server::Server;
+use ferry_testkit::http::legacy_post;
+use ferry_testkit::probe::{assert_panicked, fine, panicking};
 use ferry_testkit::rpc::{self, call};
 use serde_json::{Value, json};
 use support::start;
@@ -13,32 +15,10 @@ use support::wire::Conn;
 
 fn server() -> Server {
     Server::builder("http-panics", "1")
-        .tool(
-            tool("ok")
-                .description("Fine")
-                .handler(|| async { Ok("fine") }),
-        )
-        .tool(
-            tool("boom")
-                .description("Panics")
-                .json_handler(|_: Context, _: Value| async move {
-                    if !rpc::VERSION.is_empty() {
-                        panic!("the key is sk-secret");
-                    }
-                    Ok("unreachable")
-                }),
-        )
+        .tool(fine())
+        .tool(panicking("boom"))
         .build()
         .expect("server builds")
-}
-
-fn assert_panicked(r: &Value) {
-    assert_eq!(rpc::error_code(r), -32603, "{r}");
-    assert_eq!(
-        r["error"]["message"],
-        "Internal error in handler for tools/call \"boom\""
-    );
-    assert!(!r.to_string().contains("sk-secret"), "{r}");
 }
 
 /// Panicking calls and good ones alternate on one kept-alive connection.
@@ -51,7 +31,7 @@ async fn a_panicking_handler_fails_its_call_and_the_connection_goes_on() {
         c.send(&req).await;
         let r = c.read_response().await;
         assert_eq!(r.status_line, "HTTP/1.1 200 OK", "{r:?}");
-        assert_panicked(&r.json());
+        assert_panicked(&r.json(), "boom");
         let req = c.post(&call(100 + id, "ok", json!({}), json!({})), &[]);
         c.send(&req).await;
         let r = c.read_response().await;
@@ -82,19 +62,7 @@ async fn a_panicking_handler_on_a_2025_11_25_session_fails_its_call_only() {
     let run = start(server(), HttpConfig::default()).await;
     let url = format!("http://{}{}", run.client.addr(), support::PATH);
     let http = reqwest::Client::new();
-    let post = |session: Option<&str>, body: &Value| {
-        let mut r = http
-            .post(&url)
-            .header("content-type", "application/json")
-            .header("accept", "application/json, text/event-stream")
-            .json(body);
-        if let Some(s) = session {
-            r = r
-                .header("mcp-session-id", s)
-                .header("mcp-protocol-version", "2025-11-25");
-        }
-        r
-    };
+    let post = |session: Option<&str>, body: &Value| legacy_post(&http, &url, session, body);
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "old", "version": "1"}}});
@@ -115,7 +83,7 @@ async fn a_panicking_handler_on_a_2025_11_25_session_fails_its_call_only() {
         let boom = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                           "params": {"name": "boom", "arguments": {}}});
         let res = post(Some(&sid), &boom).send().await.expect("a response");
-        assert_panicked(&response_of(res).await);
+        assert_panicked(&response_of(res).await, "boom");
         let ok = json!({"jsonrpc": "2.0", "id": 100 + id, "method": "tools/call",
                         "params": {"name": "ok", "arguments": {}}});
         let res = post(Some(&sid), &ok).send().await.expect("a response");

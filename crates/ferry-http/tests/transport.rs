@@ -8,17 +8,11 @@ use std::time::Duration;
 
 use ferry_http::{HttpConfig, McpService};
 use ferry_testkit::http::Client;
-use ferry_testkit::rpc::{self, call, request};
+use ferry_testkit::rpc::{self, call, progress_call, request};
 use ferry_testkit::{eventually, within};
 use http::{Method, StatusCode};
-use serde_json::{Value, json};
+use serde_json::json;
 use support::{PATH, server, start};
-
-fn progress_call(id: i64, tool: &str) -> Value {
-    let mut msg = call(id, tool, json!({}), json!({}));
-    msg["params"]["_meta"]["progressToken"] = json!(format!("tok-{id}"));
-    msg
-}
 
 /// A modern-only endpoint accepts POST only: GET and DELETE get 405 with `Allow: POST`,
 /// and a JSON-RPC error body without id, whatever `Mcp-Session-Id` says (transports/streamable-http.mdx).

@@ -6,15 +6,13 @@
 
 mod support;
 
-use std::io::Write;
 use std::process::Command;
-use std::sync::Arc;
 
 use ferry_llm::{
     ApiKey, FALLBACK_MODELS_VAR, MODEL_VAR, ModelTable, OpenAiConfig, Provider, RetryPolicy,
     SampleContext,
 };
-use parking_lot::Mutex;
+use ferry_testkit::logs::Captured;
 use serde_json::json;
 use support::{FakeOpenAi, Reply, params};
 
@@ -60,12 +58,12 @@ fn child_with_keys_in_environment() {
     if std::env::var_os(CHILD_MARKER).is_none() {
         return;
     }
-    let logs = Arc::new(Mutex::new(Vec::<u8>::new()));
+    let logs = Captured::default();
     let sink = logs.clone();
     tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
-        .with_writer(move || LogSink(sink.clone()))
+        .with_writer(move || sink.clone())
         .init();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -119,7 +117,7 @@ fn child_with_keys_in_environment() {
         let shown = format!("{default:?} {custom:?} {err:?} {err}");
         assert!(!shown.contains(DEFAULT_SECRET) && !shown.contains(CUSTOM_SECRET), "{shown}");
     });
-    let logs = String::from_utf8(logs.lock().clone()).unwrap();
+    let logs = logs.text();
     assert!(
         logs.contains("calling the provider"),
         "nothing was logged: {logs}"
@@ -130,19 +128,6 @@ fn child_with_keys_in_environment() {
         "a key was logged"
     );
     println!("logs captured: {} bytes", logs.len());
-}
-
-struct LogSink(Arc<Mutex<Vec<u8>>>);
-
-impl Write for LogSink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[tokio::test]

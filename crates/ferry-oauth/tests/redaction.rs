@@ -3,14 +3,12 @@
 
 mod common;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use common::{Config, Headless, Mock, call};
 use ferry_oauth::{
     ClientKey, Credentials, DpopKey, Grant, IssuerRecord, OAuthAuthorizer, RegisteredClient,
     RegistrationKind, Secret, StaticClient, TokenType, Tokens,
 };
+use ferry_testkit::logs::Captured;
 
 const SECRETS: [&str; 4] = [
     "access-SECRET",
@@ -92,22 +90,9 @@ fn client_keys_do_not_print_their_pem() {
     assert_clean(&format!("{err} {err:?}"));
 }
 
-#[derive(Clone, Default)]
-struct Capture(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Capture {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[tokio::test]
 async fn a_whole_flow_logs_no_secret() {
-    let capture = Capture::default();
+    let capture = Captured::default();
     let writer = capture.clone();
     let subscriber = tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
@@ -127,7 +112,7 @@ async fn a_whole_flow_logs_no_secret() {
         .unwrap();
     call(&auth, &mock.mcp_url(), "x").await.unwrap();
     call(&auth, &mock.mcp_url(), "x").await.unwrap();
-    let logs = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
+    let logs = capture.text();
     assert!(!logs.is_empty(), "nothing was logged");
     for token in ["at-", "rt-", "dyn-secret", "code-"] {
         assert!(

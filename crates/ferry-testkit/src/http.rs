@@ -441,3 +441,24 @@ pub async fn post_url_response(
         serde_json::from_str(&json_text).unwrap_or_else(|e| panic!("not JSON ({e}): {json_text}"));
     (status, headers, message)
 }
+
+/// A POST of `body` to `url` as a 2025-11-25 client sends it: a JSON body, both media
+/// types accepted and, on a session, its `Mcp-Session-Id` and the protocol version.
+pub fn legacy_post(
+    http: &reqwest::Client,
+    url: &str,
+    session: Option<&str>,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let mut r = http
+        .post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .json(body);
+    if let Some(s) = session {
+        r = r
+            .header("mcp-session-id", s)
+            .header("mcp-protocol-version", "2025-11-25");
+    }
+    r
+}

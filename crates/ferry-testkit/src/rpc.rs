@@ -62,6 +62,14 @@ pub fn call(id: impl Into<Value>, tool: &str, arguments: Value, caps: Value) -> 
     )
 }
 
+/// A `tools/call` of `tool` without arguments that asks for progress, with the token
+/// `tok-{id}`.
+pub fn progress_call(id: i64, tool: &str) -> Value {
+    let mut msg = call(id, tool, json!({}), json!({}));
+    msg["params"]["_meta"]["progressToken"] = json!(format!("tok-{id}"));
+    msg
+}
+
 /// A notification.
 pub fn notification(method: &str, params: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": method, "params": params})

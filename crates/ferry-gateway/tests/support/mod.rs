@@ -141,14 +141,8 @@ pub fn text(result: &Value) -> String {
 pub fn confirm_recording(
     asked: std::sync::Arc<parking_lot::Mutex<Vec<String>>>,
 ) -> ferry_client::FnHandler {
-    use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
     ferry_client::FnHandler::new().on_form(move |form| {
         asked.lock().push(form.message.clone());
-        async move {
-            ElicitResult::accept(std::collections::BTreeMap::from([(
-                "confirm".to_owned(),
-                ElicitValue::Bool(true),
-            )]))
-        }
+        async move { ferry_testkit::elicit::confirm("accept") }
     })
 }
