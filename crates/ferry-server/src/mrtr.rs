@@ -140,23 +140,30 @@ pub(crate) async fn open(
     }
     book.answers = claims.answers;
     book.trace = crate::telemetry::continue_call(claims.trace);
-    let mut kinds = BTreeMap::new();
-    for (key, asked) in claims.asked {
-        let (kind, digest) = match asked.split_once(':') {
-            Some((kind, digest)) => (kind.to_owned(), Some(digest.to_owned())),
-            None => (asked, None),
-        };
-        if let Some(kind) = AskKind::parse(&kind) {
-            kinds.insert(key.clone(), kind);
-        }
-        if let Some(d) = digest {
-            book.answer_digests.insert(key, d);
+    // What the previous round asked: `kind:digest` by key. The kinds say which answers
+    // this round may carry; the digests pin earlier answers to their questions.
+    let mut kinds: Vec<(String, AskKind)> = Vec::with_capacity(claims.asked.len());
+    for (key, mut asked) in claims.asked {
+        let colon = asked.find(':');
+        let kind = AskKind::parse(&asked[..colon.unwrap_or(asked.len())]);
+        match colon {
+            Some(colon) => {
+                // The digest keeps the claim's own allocation.
+                asked.drain(..=colon);
+                if let Some(kind) = kind {
+                    kinds.push((key.clone(), kind));
+                }
+                book.answer_digests.insert(key, asked);
+            }
+            None => kinds.extend(kind.map(|kind| (key, kind))),
         }
     }
     for (key, value) in responses {
-        let Some(&kind) = kinds.get(&key) else {
+        // `claims.asked` iterates in key order, so `kinds` is sorted.
+        let Ok(at) = kinds.binary_search_by(|(k, _)| k.as_str().cmp(&key)) else {
             continue;
         };
+        let kind = kinds[at].1;
         if book.answers.contains_key(&key) {
             continue;
         }
@@ -250,4 +257,17 @@ pub(crate) struct InputRequired {
     input_requests: Option<BTreeMap<String, Box<RawValue>>>,
     #[serde(rename = "requestState")]
     request_state: String,
+}
+
+impl InputRequired {
+    /// About how many bytes of JSON this result serializes to (a little more, not less,
+    /// for the usual keys).
+    pub(crate) fn json_len_hint(&self) -> usize {
+        let requests = self.input_requests.as_ref().map_or(0, |r| {
+            r.iter()
+                .map(|(key, request)| key.len() + request.get().len() + 8)
+                .sum::<usize>()
+        });
+        64 + requests + self.request_state.len()
+    }
 }

@@ -55,9 +55,20 @@ impl Reply {
         result: &R,
         server_meta: Option<&[u8]>,
     ) -> Reply {
-        // Room for a small result and the spliced `_meta`, so the common reply is written
-        // without growing.
-        let room = 256 + server_meta.map_or(0, |m| m.len() + 16);
+        // Room for a small result, so the common reply is written without growing.
+        Reply::result_sized(id, result, server_meta, 256)
+    }
+
+    /// [`Reply::result`] for a result of about `result_len` bytes of JSON, so that a large
+    /// one is written into a buffer of the right size instead of one grown several times.
+    pub(crate) fn result_sized<R: Serialize>(
+        id: &RequestId,
+        result: &R,
+        server_meta: Option<&[u8]>,
+        result_len: usize,
+    ) -> Reply {
+        // The envelope (`{"jsonrpc":"2.0","id":…,"result":` and `}`) and the spliced `_meta`.
+        let room = result_len + 64 + server_meta.map_or(0, |m| m.len() + 16);
         let mut buf = BytesMut::with_capacity(room).writer();
         write_prefix(buf.get_mut(), Some(id));
         buf.get_mut().put_slice(b"\"result\":");

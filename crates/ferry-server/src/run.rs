@@ -521,7 +521,12 @@ impl Base {
                         let prev = std::mem::take(&mut *ctx.asks());
                         return Step::Stop(
                             match mrtr::input_required(self.inner(), bound, prev, &kind) {
-                                Ok(result) => Reply::result(&self.id, &result, self.meta_bytes()),
+                                Ok(result) => Reply::result_sized(
+                                    &self.id,
+                                    &result,
+                                    self.meta_bytes(),
+                                    result.json_len_hint(),
+                                ),
                                 Err(e) => self.error(&e),
                             },
                         );
