@@ -356,6 +356,7 @@ impl ClientBuilder {
             }),
             next_id: AtomicI64::new(1),
             next_token: AtomicU64::new(1),
+            legacy_subscriptions: tokio::sync::Mutex::default(),
             cache: ResultCache::default(),
             tools: ToolHeaders::default(),
             gate: InputGate::default(),

@@ -235,12 +235,27 @@ impl Inner {
         let events = self.events.subscribe();
         let mut subscribed = Vec::new();
         if resources.subscribe == Some(true) {
+            // A session has one subscription per URI: the first of this client's
+            // subscriptions to follow a URI subscribes, the last to drop unsubscribes.
+            let mut counts = self.legacy_subscriptions.lock().await;
             let opts = CallOptions::new();
             for uri in filter.resource_subscriptions.iter().flatten() {
-                let mut params = Map::new();
-                params.insert("uri".into(), Value::from(uri.as_str()));
-                self.call(&Req::new(legacy::RESOURCES_SUBSCRIBE, params, &opts))
-                    .await?;
+                if subscribed.contains(uri) {
+                    continue;
+                }
+                if counts.get(uri).is_none_or(|n| *n == 0) {
+                    let mut params = Map::new();
+                    params.insert("uri".into(), Value::from(uri.as_str()));
+                    let sent = self
+                        .call(&Req::new(legacy::RESOURCES_SUBSCRIBE, params, &opts))
+                        .await;
+                    if let Err(e) = sent {
+                        drop(counts);
+                        unsubscribe_legacy(Arc::downgrade(self), subscribed);
+                        return Err(e);
+                    }
+                }
+                *counts.entry(uri.clone()).or_insert(0) += 1;
                 subscribed.push(uri.clone());
             }
             granted.resource_subscriptions = Some(subscribed.clone());
@@ -383,8 +398,18 @@ fn unsubscribe_legacy(inner: Weak<Inner>, uris: Vec<String>) {
         return;
     };
     rt.spawn(async move {
+        let mut counts = inner.legacy_subscriptions.lock().await;
         let opts = CallOptions::new();
         for uri in uris {
+            match counts.get_mut(&uri) {
+                Some(n) if *n > 1 => {
+                    *n -= 1;
+                    continue;
+                }
+                _ => {
+                    counts.remove(&uri);
+                }
+            }
             let mut params = Map::new();
             params.insert("uri".into(), Value::from(uri));
             if let Err(e) = inner

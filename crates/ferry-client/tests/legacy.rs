@@ -96,3 +96,42 @@ async fn legacy_over_http() {
         started.elapsed()
     );
 }
+
+/// A session has one subscription per resource: two of the client's subscriptions to the
+/// same resource share it, and dropping one leaves the other following it.
+#[tokio::test]
+async fn two_subscriptions_to_one_resource_on_a_session_share_it() {
+    use ferry_client::ServerNotification;
+    use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
+
+    const WATCHED: &str = "test://watched-resource";
+    let server = everything(100).await;
+    let client = Client::builder()
+        .http(&server.url)
+        .era(EraMode::Legacy)
+        .build()
+        .await
+        .expect("initialize");
+    let filter = SubscriptionFilter::new().with_resource(WATCHED);
+    let first = client.listen(filter.clone()).await.expect("subscribe");
+    let mut second = client.listen(filter).await.expect("subscribe again");
+    drop(first);
+    // Let the dropped subscription's clean-up run before the update.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    client
+        .call_tool("test_trigger_resource_update", json!({}))
+        .await
+        .expect("the server updates the resource");
+    let heard = tokio::time::timeout(Duration::from_secs(5), second.recv())
+        .await
+        .expect("the remaining subscription still hears the update")
+        .expect("open")
+        .expect("ok");
+    assert_eq!(
+        heard,
+        ServerNotification::ResourceUpdated {
+            uri: WATCHED.into()
+        }
+    );
+    client.close().await.expect("close");
+}

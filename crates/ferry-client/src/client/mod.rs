@@ -126,6 +126,10 @@ pub(crate) struct Inner {
     pub label: String,
     pub background: Mutex<Option<AbortHandle>>,
     pub closed: AtomicBool,
+    /// On a 2025-11-25 server: how many of this client's subscriptions follow each URI,
+    /// changed only while the lock is held, with the `resources/subscribe` or
+    /// `resources/unsubscribe` it calls for, so that those reach the server in order.
+    pub legacy_subscriptions: tokio::sync::Mutex<std::collections::HashMap<String, usize>>,
 }
 
 impl Drop for Inner {
