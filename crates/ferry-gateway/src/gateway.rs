@@ -231,7 +231,7 @@ impl Core {
     }
 
     /// The upstream serving `uri`, learning the resource lists once if it is unknown.
-    async fn route_uri(&self, uri: &str) -> Option<usize> {
+    pub(crate) async fn route_uri(&self, uri: &str) -> Option<usize> {
         if !self.namespaced() {
             return Some(0);
         }

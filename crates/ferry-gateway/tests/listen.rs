@@ -106,3 +106,82 @@ async fn a_2026_upstreams_list_changes_reach_listeners_of_both_eras() {
 async fn a_2025_upstreams_list_changes_reach_listeners_of_both_eras() {
     list_changes_reach_the_gateways_listeners(UpstreamEra::Legacy).await;
 }
+
+/// The URI ferry-everything's `test_trigger_resource_update` reports as updated.
+const WATCHED: &str = "test://watched-resource";
+
+/// Triggers an update of [`WATCHED`] through the gateway until `subscription` hears of it
+/// (the gateway opens its upstream subscription a moment after the client's), at most ten
+/// times.
+async fn until_updated(client: &Client, subscription: &mut Subscription, who: &str) {
+    for _ in 0..10 {
+        client
+            .call_tool("test_trigger_resource_update", json!({}))
+            .await
+            .expect("the upstream updates its resource");
+        match tokio::time::timeout(Duration::from_secs(1), subscription.recv()).await {
+            Ok(Some(Ok(n))) => {
+                assert_eq!(
+                    n,
+                    ServerNotification::ResourceUpdated {
+                        uri: WATCHED.into()
+                    },
+                    "{who}"
+                );
+                return;
+            }
+            Ok(other) => panic!("{who}: the subscription ended: {other:?}"),
+            Err(_) => {}
+        }
+    }
+    panic!("{who}: no notifications/resources/updated after 10 updates");
+}
+
+/// Waits (at most 5 s) until the upstream follows exactly `uris`.
+async fn upstream_follows(upstream: &Server, uris: &[&str], era: UpstreamEra) {
+    for _ in 0..100 {
+        if upstream.subscribed_resources() == uris {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!(
+        "{era:?}: the upstream follows {:?}, not {uris:?}",
+        upstream.subscribed_resources()
+    );
+}
+
+async fn resource_updates_reach_the_gateways_subscribers(era: UpstreamEra) {
+    let (upstream_server, upstream_url) = upstream().await;
+    let base = open_gateway(vec![
+        UpstreamConfig::http("ev", &upstream_url).with_era(era),
+    ])
+    .await;
+    let url = format!("{base}/mcp");
+    let modern = client(&url, EraMode::Modern).await;
+    let legacy = client(&url, EraMode::Legacy).await;
+    upstream_follows(&upstream_server, &[], era).await;
+
+    let filter = SubscriptionFilter::new().with_resource(WATCHED);
+    let mut modern_sub = modern.listen(filter.clone()).await.expect("listen (2026)");
+    // A 2025-11-25 client subscribes with resources/subscribe on its session.
+    let mut legacy_sub = legacy.listen(filter).await.expect("subscribe (2025)");
+    upstream_follows(&upstream_server, &[WATCHED], era).await;
+    until_updated(&modern, &mut modern_sub, "2026-07-28 client").await;
+    until_updated(&modern, &mut legacy_sub, "2025-11-25 client").await;
+
+    // When no client follows it any more, neither does the gateway upstream.
+    drop(modern_sub);
+    drop(legacy_sub);
+    upstream_follows(&upstream_server, &[], era).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_upstreams_resource_updates_reach_subscribers_of_both_eras() {
+    resource_updates_reach_the_gateways_subscribers(UpstreamEra::Modern).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_upstreams_resource_updates_reach_subscribers_of_both_eras() {
+    resource_updates_reach_the_gateways_subscribers(UpstreamEra::Legacy).await;
+}

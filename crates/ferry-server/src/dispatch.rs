@@ -542,6 +542,7 @@ impl Server {
                         s.unsubscribe(&uri);
                     }
                     self.session_changed(s);
+                    self.inner.hub.interest.touch();
                 }
                 empty()
             }

@@ -18,6 +18,8 @@ pub(crate) struct Hub {
     bus: Option<Arc<dyn ChangeBus>>,
     /// Whether the task forwarding the bus's events into `tx` runs.
     forwarding: AtomicBool,
+    /// The resource URIs the open listen streams follow.
+    pub(crate) interest: Arc<crate::interest::Interest>,
     /// Stops that task when the hub goes.
     stop: CancellationToken,
     _stop_on_drop: DropGuard,
@@ -31,6 +33,7 @@ impl Hub {
             tx,
             bus,
             forwarding: AtomicBool::new(false),
+            interest: crate::interest::Interest::new(),
             _stop_on_drop: stop.clone().drop_guard(),
             stop,
         };

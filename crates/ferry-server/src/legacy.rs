@@ -41,7 +41,12 @@ impl Server {
 
     /// Ends the HTTP session `id` (`DELETE`). Returns whether it existed.
     pub fn end_session(&self, id: &str) -> bool {
-        self.inner.sessions.remove(id).is_some()
+        let ended = self.inner.sessions.remove(id).is_some();
+        if ended {
+            // Its resource subscriptions end with it.
+            self.inner.hub.interest.touch();
+        }
+        ended
     }
 
     /// The live HTTP session `id`, if any.

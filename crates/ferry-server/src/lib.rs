@@ -44,6 +44,7 @@ mod forward;
 mod handler;
 mod header_check;
 mod hub;
+mod interest;
 mod legacy;
 mod listen;
 #[cfg(feature = "llm")]

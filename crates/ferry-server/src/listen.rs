@@ -166,6 +166,8 @@ pub struct ListenStream {
     shutdown: Pin<Box<WaitForCancellationFutureOwned>>,
     /// The tasks it follows, if any.
     tasks: Option<Box<TaskEvents>>,
+    /// Its resource subscriptions, counted among the server's while it is open.
+    _interest: Option<crate::interest::InterestLease>,
     _count: crate::telemetry::ListenCount,
 }
 
@@ -193,6 +195,7 @@ impl ListenStream {
             ))),
             _ => None,
         };
+        let interest = server.inner.hub.interest.hold(&filter.uris);
         ListenStream {
             server,
             id,
@@ -201,6 +204,7 @@ impl ListenStream {
             events: ReusableBoxFuture::new(next_event(rx)),
             shutdown,
             tasks,
+            _interest: interest,
             _count: crate::telemetry::ListenCount::open(),
         }
     }

@@ -337,6 +337,45 @@ impl Server {
             .publish(Event::ResourceUpdated(Arc::from(uri)));
     }
 
+    /// The resource URIs this instance's clients follow, sorted and each once: the
+    /// `resourceSubscriptions` of every open `subscriptions/listen` stream and the
+    /// `resources/subscribe` of every live 2025-11-25 session. A server answering
+    /// resources from elsewhere (a [`Forward`](crate::Forward) hook, such as a gateway)
+    /// subscribes to these there, and raises what it hears with
+    /// [`notify_resource_updated`](Server::notify_resource_updated).
+    pub fn subscribed_resources(&self) -> Vec<String> {
+        let mut uris = self.inner.hub.interest.streams();
+        for session in self.inner.sessions.all() {
+            if !session.is_closed() {
+                uris.extend(session.subscriptions());
+            }
+        }
+        uris.sort_unstable();
+        uris.dedup();
+        uris
+    }
+
+    /// A receiver marked changed whenever [`subscribed_resources`] may have changed:
+    /// a listen stream that follows a new URI opened, the last one following a URI
+    /// closed, a session subscribed, unsubscribed or ended. (A session that merely
+    /// expires is noticed at the next change.)
+    ///
+    /// ```
+    /// # async fn follow(server: ferry_server::Server) {
+    /// let mut changes = server.subscriptions_changed();
+    /// while changes.changed().await.is_ok() {
+    ///     let uris = server.subscribed_resources();
+    ///     // ... subscribe to `uris` upstream
+    /// #   let _ = uris;
+    /// }
+    /// # }
+    /// ```
+    ///
+    /// [`subscribed_resources`]: Server::subscribed_resources
+    pub fn subscriptions_changed(&self) -> tokio::sync::watch::Receiver<()> {
+        self.inner.hub.interest.watch()
+    }
+
     /// How many `subscriptions/listen` streams are open.
     pub fn listener_count(&self) -> usize {
         self.inner.hub.listeners()

@@ -177,27 +177,39 @@ impl Session {
     }
 
     /// Takes the changeable state of a stored record, unless this instance changed it
-    /// since and has not written it yet. Returns whether the record was readable.
-    pub(crate) fn refresh_from(&self, bytes: &[u8]) -> bool {
-        let Ok(record) = serde_json::from_slice::<Record>(bytes) else {
-            return false;
-        };
+    /// since and has not written it yet. `None` when the record is unreadable, else
+    /// whether its resource subscriptions changed.
+    pub(crate) fn refresh_from(&self, bytes: &[u8]) -> Option<bool> {
+        let record = serde_json::from_slice::<Record>(bytes).ok()?;
         if !self.shared.dirty.load(Ordering::Acquire)
             && !self.shared.writing.load(Ordering::Acquire)
         {
-            self.apply(record.initialized, record.log_level, record.subscriptions);
+            return Some(self.apply(record.initialized, record.log_level, record.subscriptions));
         }
-        true
+        Some(false)
     }
 
-    fn apply(&self, initialized: bool, level: Option<LoggingLevel>, subscriptions: Vec<String>) {
+    /// Takes a record's state; returns whether the resource subscriptions changed.
+    fn apply(
+        &self,
+        initialized: bool,
+        level: Option<LoggingLevel>,
+        subscriptions: Vec<String>,
+    ) -> bool {
         if initialized {
             self.mark_initialized();
         }
         *self.log_level.lock() = level;
+        let new: BTreeSet<String> = subscriptions.into_iter().take(10_000).collect();
         let mut s = self.subscriptions.lock();
-        s.clear();
-        s.extend(subscriptions.into_iter().take(10_000));
+        let changed = *s != new;
+        *s = new;
+        changed
+    }
+
+    /// The resources this session subscribed to (`resources/subscribe`).
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        self.subscriptions.lock().iter().cloned().collect()
     }
 
     /// Whether a store may share this session (an HTTP one).

@@ -90,6 +90,9 @@ impl Server {
             Some(held) => {
                 if Arc::ptr_eq(&held, &session) {
                     self.watch_session(&session);
+                    if !session.subscriptions().is_empty() {
+                        self.inner.hub.interest.touch();
+                    }
                 }
                 Ok(())
             }
@@ -117,13 +120,19 @@ impl Server {
         }
         match shared.store.touch(&key, idle).await {
             Ok(Some(bytes)) => {
-                if !session.refresh_from(&bytes) {
-                    tracing::warn!("an unreadable session record in the session store was ignored");
+                match session.refresh_from(&bytes) {
+                    None => tracing::warn!(
+                        "an unreadable session record in the session store was ignored"
+                    ),
+                    // Subscribed or unsubscribed on another instance.
+                    Some(true) => self.inner.hub.interest.touch(),
+                    Some(false) => {}
                 }
             }
             Ok(None) => {
                 // Ended on another instance, or expired there: it ends here too.
                 self.inner.sessions.remove(session.id());
+                self.inner.hub.interest.touch();
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the session store could not be reached; the session goes on here");
@@ -201,6 +210,7 @@ impl Server {
                         Ok(true) => {}
                         Ok(false) => {
                             server.inner.sessions.remove(session.id());
+                            server.inner.hub.interest.touch();
                         }
                         Err(e) => tracing::warn!(error = %e, "a session change was not written to the session store"),
                     }
