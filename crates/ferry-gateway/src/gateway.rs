@@ -9,7 +9,7 @@ use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods;
 use ferry_server::uri_template::UriTemplate;
-use ferry_server::{Forward, ForwardError, ForwardFuture, ForwardRequest};
+use ferry_server::{Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest};
 use parking_lot::RwLock;
 use serde_json::{Map, Value, json};
 
@@ -78,7 +78,8 @@ impl Forward for Relay {
                 methods::RESOURCES_TEMPLATES_LIST => Ok(list("resourceTemplates", true).await?),
                 methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
                     let caps = &request.client_capabilities;
-                    core.call(request.method, params, principal.as_deref(), caps)
+                    let progress = request.progress.as_ref();
+                    core.call(request.method, params, principal.as_deref(), caps, progress)
                         .await
                 }
                 methods::COMPLETION_COMPLETE => {
@@ -288,6 +289,7 @@ impl Core {
         mut params: Map<String, Value>,
         principal: Option<&str>,
         capabilities: &ClientCapabilities,
+        progress: Option<&ForwardProgress>,
     ) -> Result<Value, ForwardError> {
         let key = if method == methods::RESOURCES_READ {
             "uri"
@@ -375,7 +377,7 @@ impl Core {
         let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
         let began = Instant::now();
         let (step, owner) = self
-            .forward_round(upstream, method, params, capabilities, resumed)
+            .forward_round(upstream, method, params, capabilities, resumed, progress)
             .await;
         let latency = began.elapsed();
         let (answer, held) = match step {
@@ -507,6 +509,7 @@ impl Core {
     /// the call, which one (`None`: this one). A 2025-11-25 upstream asks in the middle of a call: its rounds go
     /// through the bridge, which holds the call between them (`resumed` names the held
     /// call and its holder), and a call held on another instance is continued there.
+    /// The upstream's progress on a round sent straight is relayed to `progress`.
     async fn forward_round(
         &self,
         upstream: &Upstream,
@@ -514,6 +517,7 @@ impl Core {
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
         resumed: Option<(String, Option<String>)>,
+        progress: Option<&ForwardProgress>,
     ) -> (Result<Step, ErrorObject>, Option<String>) {
         let responses = params.get("inputResponses");
         match resumed {
@@ -533,7 +537,13 @@ impl Core {
                 (step, None)
             }
             None => {
-                let answer = upstream.request(method, params, capabilities).await;
+                let mut options = upstream.options(capabilities);
+                if let Some(progress) = progress.cloned() {
+                    options = options.on_progress(move |p| {
+                        progress.send(p.progress, p.total, p.message.as_deref());
+                    });
+                }
+                let answer = upstream.send(method, params, &options).await;
                 (Ok(Step::Done(answer)), None)
             }
         }

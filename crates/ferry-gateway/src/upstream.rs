@@ -331,8 +331,19 @@ impl Upstream {
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
     ) -> Result<Value, ferry_client::Error> {
+        self.send(method, params, &self.options(capabilities)).await
+    }
+
+    /// Sends one request with `options` (from [`Upstream::options`]) and returns the raw
+    /// result.
+    pub(crate) async fn send(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Value, ferry_client::Error> {
         self.client
-            .request(method, Value::Object(params), &self.options(capabilities))
+            .request(method, Value::Object(params), options)
             .await
     }
 

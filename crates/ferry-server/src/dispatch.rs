@@ -401,6 +401,8 @@ impl Server {
                 params: crate::forward::raw_params(params),
                 principal: env.principal.clone(),
                 client_capabilities,
+                // Set where the request runs, beside its stream.
+                progress: None,
             });
             let hook = hook.clone();
             return pending(CallKind::Forward { hook, request }, streaming, checked);

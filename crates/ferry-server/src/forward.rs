@@ -58,6 +58,64 @@ pub struct ForwardRequest {
     /// session's, in `initialize`, without the Tasks extension: a task result cannot
     /// reach such a client, so the hook must answer it in full).
     pub client_capabilities: ClientCapabilities,
+    /// Where the hook reports progress, when the client asked for it (a `progressToken`
+    /// in the request's `_meta`) and its transport can carry notifications.
+    pub progress: Option<ForwardProgress>,
+}
+
+/// Sends `notifications/progress` for a forwarded request to its client, on the request's
+/// own stream, under the client's `progressToken` (a hook relays what its upstream
+/// reports). Progress that does not increase is dropped, as the spec requires it to
+/// increase with each notification; so is progress the client is too slow to take (it
+/// never holds the call up).
+#[derive(Clone)]
+pub struct ForwardProgress {
+    outbound: Outbound,
+    token: ferry_protocol::common::ProgressToken,
+    last: Arc<parking_lot::Mutex<Option<f64>>>,
+}
+
+impl ForwardProgress {
+    pub(crate) fn new(outbound: Outbound, token: ferry_protocol::common::ProgressToken) -> Self {
+        ForwardProgress {
+            outbound,
+            token,
+            last: Arc::default(),
+        }
+    }
+
+    /// Reports `progress` (of `total`, when known) with an optional `message`, without
+    /// waiting. Returns `false` when it was not sent: not above the last, or the client
+    /// is gone or not keeping up.
+    pub fn send(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
+        {
+            let mut last = self.last.lock();
+            if last.is_some_and(|l| progress <= l) {
+                return false;
+            }
+            *last = Some(progress);
+        }
+        let params = ferry_protocol::notifications::ProgressNotificationParams {
+            meta: None,
+            progress_token: self.token.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        };
+        let bytes = ferry_protocol::jsonrpc::encode_notification(
+            ferry_protocol::notifications::PROGRESS,
+            &params,
+        );
+        self.outbound.try_send(bytes::Bytes::from(bytes))
+    }
+}
+
+impl std::fmt::Debug for ForwardProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ForwardProgress")
+            .field("token", &self.token)
+            .finish_non_exhaustive()
+    }
 }
 
 /// The future a [`Forward`] hook returns: the result object, or the error to send.

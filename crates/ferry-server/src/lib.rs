@@ -79,7 +79,8 @@ pub use context::Context;
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
 pub use forward::{
-    Forward, ForwardError, ForwardFuture, ForwardRequest, MAX_FORWARDED_LEGACY_ROUNDS,
+    Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest,
+    MAX_FORWARDED_LEGACY_ROUNDS,
 };
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};
 #[doc(hidden)]

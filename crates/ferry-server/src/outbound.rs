@@ -31,6 +31,14 @@ impl Outbound {
         self.tx.as_ref().is_some_and(|t| !t.is_closed())
     }
 
+    /// Sends one serialized notification if there is room now, without waiting. Returns
+    /// `false` when it was not sent (no room, or the receiver is gone).
+    pub(crate) fn try_send(&self, message: Bytes) -> bool {
+        self.tx
+            .as_ref()
+            .is_some_and(|tx| tx.try_send(message).is_ok())
+    }
+
     /// Sends one serialized notification. Returns `false` when the receiver is gone (the
     /// client disconnected).
     pub async fn send(&self, message: Bytes) -> bool {

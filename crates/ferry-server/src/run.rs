@@ -214,7 +214,15 @@ impl PendingCall {
                         Some(tasks) => crate::tasks::serve(&base, &tasks, op, &id).await,
                         None => base.error(&ErrorObject::method_not_found("tasks")),
                     },
-                    CallKind::Forward { hook, request } => {
+                    CallKind::Forward { hook, mut request } => {
+                        if outbound.is_open()
+                            && let Some(token) = &base.checked.meta.progress_token
+                        {
+                            request.progress = Some(crate::forward::ForwardProgress::new(
+                                outbound.clone(),
+                                token.clone(),
+                            ));
+                        }
                         let drive = crate::forward::Drive {
                             session: base.session.as_ref(),
                             outbound: &outbound,
