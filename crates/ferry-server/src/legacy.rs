@@ -41,12 +41,7 @@ impl Server {
 
     /// Ends the HTTP session `id` (`DELETE`). Returns whether it existed.
     pub fn end_session(&self, id: &str) -> bool {
-        let ended = self.inner.sessions.remove(id).is_some();
-        if ended {
-            // Its resource subscriptions end with it.
-            self.inner.hub.interest.touch();
-        }
-        ended
+        self.inner.sessions.remove(id).is_some()
     }
 
     /// The live HTTP session `id`, if any.

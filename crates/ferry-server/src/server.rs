@@ -345,11 +345,7 @@ impl Server {
     /// [`notify_resource_updated`](Server::notify_resource_updated).
     pub fn subscribed_resources(&self) -> Vec<String> {
         let mut uris = self.inner.hub.interest.streams();
-        for session in self.inner.sessions.all() {
-            if !session.is_closed() {
-                uris.extend(session.subscriptions());
-            }
-        }
+        uris.extend(self.inner.sessions.subscriptions());
         uris.sort_unstable();
         uris.dedup();
         uris
@@ -357,8 +353,8 @@ impl Server {
 
     /// A receiver marked changed whenever [`subscribed_resources`] may have changed:
     /// a listen stream that follows a new URI opened, the last one following a URI
-    /// closed, a session subscribed, unsubscribed or ended. (A session that merely
-    /// expires is noticed at the next change.)
+    /// closed, a session subscribed, unsubscribed or ended. (A session that expires
+    /// unused is seen to end when the server next looks it up or makes room.)
     ///
     /// ```
     /// # async fn follow(server: ferry_server::Server) {
@@ -862,6 +858,9 @@ impl ServerBuilder {
             .ledger
             .unwrap_or_else(|| Arc::new(MemoryLedger::default()) as Arc<dyn ReplayLedger>);
 
+        let hub = Hub::new(1024, self.change_bus);
+        // Sessions that end stop following their resources.
+        let sessions = Sessions::new(self.max_sessions, self.session_idle, hub.interest.clone());
         Ok(Server {
             inner: Arc::new(ServerInner {
                 info: self.info,
@@ -882,12 +881,12 @@ impl ServerBuilder {
                 state,
                 ledger,
                 single_use_all: self.single_use_all,
-                hub: Hub::new(1024, self.change_bus),
+                hub,
                 shutdown: CancellationToken::new(),
                 instructions: self.instructions,
                 legacy: self.legacy,
                 legacy_capabilities,
-                sessions: Sessions::new(self.max_sessions, self.session_idle),
+                sessions,
                 shared_sessions: self.session_store.map(|store| {
                     crate::session_share::SharedSessions {
                         store,

@@ -444,14 +444,29 @@ pub(crate) struct Sessions {
     map: Mutex<HashMap<String, Arc<Session>>>,
     pub(crate) max: usize,
     pub(crate) idle: Duration,
+    /// Told when a session that followed resources ends.
+    interest: Arc<crate::interest::Interest>,
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, idle: Duration) -> Self {
+    pub(crate) fn new(
+        max: usize,
+        idle: Duration,
+        interest: Arc<crate::interest::Interest>,
+    ) -> Self {
         Sessions {
             map: Mutex::new(HashMap::new()),
             max,
             idle,
+            interest,
+        }
+    }
+
+    /// Closes a session taken out of the table.
+    fn end(&self, session: &Session) {
+        session.close();
+        if !session.subscriptions.lock().is_empty() {
+            self.interest.touch();
         }
     }
 
@@ -460,7 +475,7 @@ impl Sessions {
         let s = map.get(id)?.clone();
         if s.is_closed() || s.idle_for() > self.idle {
             map.remove(id);
-            s.close();
+            self.end(&s);
             return None;
         }
         s.touch();
@@ -491,7 +506,7 @@ impl Sessions {
             return None;
         }
         if let Some(old) = map.insert(session.id.clone(), session.clone()) {
-            old.close();
+            self.end(&old);
         }
         Some(session)
     }
@@ -505,7 +520,7 @@ impl Sessions {
         map.retain(|_, s| {
             let keep = !s.is_closed() && s.idle_for() <= idle;
             if !keep {
-                s.close();
+                self.end(s);
             }
             keep
         });
@@ -514,8 +529,17 @@ impl Sessions {
 
     pub(crate) fn remove(&self, id: &str) -> Option<Arc<Session>> {
         let s = self.map.lock().remove(id)?;
-        s.close();
+        self.end(&s);
         Some(s)
+    }
+
+    /// The resources the live sessions subscribed to (with repeats).
+    pub(crate) fn subscriptions(&self) -> Vec<String> {
+        let map = self.map.lock();
+        map.values()
+            .filter(|s| !s.is_closed() && s.idle_for() <= self.idle)
+            .flat_map(|s| s.subscriptions())
+            .collect()
     }
 
     pub(crate) fn all(&self) -> Vec<Arc<Session>> {
@@ -538,4 +562,41 @@ pub(crate) fn new_session_id() -> Option<String> {
         let _ = write!(s, "{b:02x}");
     }
     Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str) -> Arc<Session> {
+        Arc::new(Session::new(
+            id.to_owned(),
+            ProtocolVersion::V2025_11_25,
+            ClientCapabilities::default(),
+            None,
+            None,
+        ))
+    }
+
+    #[test]
+    fn an_ending_session_that_followed_resources_is_signalled() {
+        let interest = crate::interest::Interest::new();
+        let changes = interest.watch();
+        let sessions = Sessions::new(10, Duration::from_millis(20), interest);
+        let quiet = session("quiet");
+        let following = session("following");
+        following.subscribe("test://a".into());
+        assert!(sessions.insert(quiet) && sessions.insert(following));
+        assert_eq!(sessions.subscriptions(), ["test://a"]);
+
+        sessions.remove("quiet");
+        assert!(!changes.has_changed().unwrap(), "it followed nothing");
+        std::thread::sleep(Duration::from_millis(40));
+        assert!(
+            sessions.subscriptions().is_empty(),
+            "an idle session follows nothing"
+        );
+        assert!(sessions.get("following").is_none(), "expired");
+        assert!(changes.has_changed().unwrap(), "its end is signalled");
+    }
 }

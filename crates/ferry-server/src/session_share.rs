@@ -132,7 +132,6 @@ impl Server {
             Ok(None) => {
                 // Ended on another instance, or expired there: it ends here too.
                 self.inner.sessions.remove(session.id());
-                self.inner.hub.interest.touch();
             }
             Err(e) => {
                 tracing::warn!(error = %e, "the session store could not be reached; the session goes on here");
@@ -210,7 +209,6 @@ impl Server {
                         Ok(true) => {}
                         Ok(false) => {
                             server.inner.sessions.remove(session.id());
-                            server.inner.hub.interest.touch();
                         }
                         Err(e) => tracing::warn!(error = %e, "a session change was not written to the session store"),
                     }
