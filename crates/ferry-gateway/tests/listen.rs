@@ -15,6 +15,11 @@ use ferry_server::Server;
 use serde_json::json;
 use support::open_gateway;
 
+/// ferry-everything's tool that adds or removes `test_dynamic_tool`.
+const TOGGLE: &str = "test_trigger_tool_change";
+/// ferry-everything's tool that reports an update of [`WATCHED`].
+const UPDATE: &str = "test_trigger_resource_update";
+
 /// ferry-everything over Streamable HTTP in this process, and its server, to see its
 /// listeners.
 async fn upstream() -> (Server, String) {
@@ -38,28 +43,30 @@ async fn client(url: &str, era: EraMode) -> Client {
         .expect("connects to the gateway")
 }
 
-/// Toggles ferry-everything's `test_dynamic_tool` through the gateway until `subscription`
-/// hears of it (a stream set up a moment ago may still miss the first change), at most
-/// ten times; counts the toggles in `toggles`.
+/// Calls ferry-everything's `tool` through the gateway until `subscription` hears
+/// `expected` (a stream or upstream subscription set up a moment ago may still miss the
+/// first change), at most ten times; counts the calls in `calls`.
 async fn until_heard(
     client: &Client,
     subscription: &mut Subscription,
-    toggles: &mut u32,
+    tool: &str,
+    expected: ServerNotification,
+    calls: &mut u32,
     who: &str,
 ) {
     loop {
         assert!(
-            *toggles < 10,
-            "{who}: no tools/list_changed after {toggles} changes"
+            *calls < 10,
+            "{who}: no {expected:?} after {calls} calls of {tool}"
         );
         client
-            .call_tool("test_trigger_tool_change", json!({}))
+            .call_tool(tool, json!({}))
             .await
-            .expect("the upstream changes its tools");
-        *toggles += 1;
+            .expect("the upstream changes");
+        *calls += 1;
         match tokio::time::timeout(Duration::from_secs(1), subscription.recv()).await {
             Ok(Some(Ok(n))) => {
-                assert_eq!(n, ServerNotification::ToolsListChanged, "{who}");
+                assert_eq!(n, expected, "{who}");
                 return;
             }
             Ok(other) => panic!("{who}: the subscription ended: {other:?}"),
@@ -68,16 +75,22 @@ async fn until_heard(
     }
 }
 
-async fn list_changes_reach_the_gateways_listeners(era: UpstreamEra) {
+/// ferry-everything behind a gateway that speaks `era` to it (and its server, to see its
+/// listeners), with a 2026-07-28 and a 2025-11-25 client of the gateway.
+async fn setup(era: UpstreamEra) -> (Server, Client, Client) {
     let (upstream_server, upstream_url) = upstream().await;
     let base = open_gateway(vec![
         UpstreamConfig::http("ev", &upstream_url).with_era(era),
     ])
     .await;
     let url = format!("{base}/mcp");
-
     let modern = client(&url, EraMode::Modern).await;
     let legacy = client(&url, EraMode::Legacy).await;
+    (upstream_server, modern, legacy)
+}
+
+async fn list_changes_reach_the_gateways_listeners(era: UpstreamEra) {
+    let (upstream_server, modern, legacy) = setup(era).await;
     let filter = SubscriptionFilter::new().with_tools_list_changed();
     let mut modern_sub = modern.listen(filter.clone()).await.expect("listen (2026)");
     let mut legacy_sub = legacy.listen(filter).await.expect("listen (2025)");
@@ -85,8 +98,13 @@ async fn list_changes_reach_the_gateways_listeners(era: UpstreamEra) {
     assert!(!before.iter().any(|t| t.name == "test_dynamic_tool"));
 
     let mut toggles = 0;
-    until_heard(&modern, &mut modern_sub, &mut toggles, "2026-07-28 client").await;
-    until_heard(&modern, &mut legacy_sub, &mut toggles, "2025-11-25 client").await;
+    for (sub, who) in [
+        (&mut modern_sub, "2026-07-28 client"),
+        (&mut legacy_sub, "2025-11-25 client"),
+    ] {
+        let changed = ServerNotification::ToolsListChanged;
+        until_heard(&modern, sub, TOGGLE, changed, &mut toggles, who).await;
+    }
     let after = modern.list_tools().await.expect("tools/list again");
     assert_eq!(
         after.iter().any(|t| t.name == "test_dynamic_tool"),
@@ -107,35 +125,8 @@ async fn a_2025_upstreams_list_changes_reach_listeners_of_both_eras() {
     list_changes_reach_the_gateways_listeners(UpstreamEra::Legacy).await;
 }
 
-/// The URI ferry-everything's `test_trigger_resource_update` reports as updated.
+/// The URI ferry-everything's [`UPDATE`] reports as updated.
 const WATCHED: &str = "test://watched-resource";
-
-/// Triggers an update of [`WATCHED`] through the gateway until `subscription` hears of it
-/// (the gateway opens its upstream subscription a moment after the client's), at most ten
-/// times.
-async fn until_updated(client: &Client, subscription: &mut Subscription, who: &str) {
-    for _ in 0..10 {
-        client
-            .call_tool("test_trigger_resource_update", json!({}))
-            .await
-            .expect("the upstream updates its resource");
-        match tokio::time::timeout(Duration::from_secs(1), subscription.recv()).await {
-            Ok(Some(Ok(n))) => {
-                assert_eq!(
-                    n,
-                    ServerNotification::ResourceUpdated {
-                        uri: WATCHED.into()
-                    },
-                    "{who}"
-                );
-                return;
-            }
-            Ok(other) => panic!("{who}: the subscription ended: {other:?}"),
-            Err(_) => {}
-        }
-    }
-    panic!("{who}: no notifications/resources/updated after 10 updates");
-}
 
 /// Waits (at most 5 s) until the upstream follows exactly `uris`.
 async fn upstream_follows(upstream: &Server, uris: &[&str], era: UpstreamEra) {
@@ -152,14 +143,7 @@ async fn upstream_follows(upstream: &Server, uris: &[&str], era: UpstreamEra) {
 }
 
 async fn resource_updates_reach_the_gateways_subscribers(era: UpstreamEra) {
-    let (upstream_server, upstream_url) = upstream().await;
-    let base = open_gateway(vec![
-        UpstreamConfig::http("ev", &upstream_url).with_era(era),
-    ])
-    .await;
-    let url = format!("{base}/mcp");
-    let modern = client(&url, EraMode::Modern).await;
-    let legacy = client(&url, EraMode::Legacy).await;
+    let (upstream_server, modern, legacy) = setup(era).await;
     upstream_follows(&upstream_server, &[], era).await;
 
     let filter = SubscriptionFilter::new().with_resource(WATCHED);
@@ -167,8 +151,15 @@ async fn resource_updates_reach_the_gateways_subscribers(era: UpstreamEra) {
     // A 2025-11-25 client subscribes with resources/subscribe on its session.
     let mut legacy_sub = legacy.listen(filter).await.expect("subscribe (2025)");
     upstream_follows(&upstream_server, &[WATCHED], era).await;
-    until_updated(&modern, &mut modern_sub, "2026-07-28 client").await;
-    until_updated(&modern, &mut legacy_sub, "2025-11-25 client").await;
+    for (sub, who) in [
+        (&mut modern_sub, "2026-07-28 client"),
+        (&mut legacy_sub, "2025-11-25 client"),
+    ] {
+        let updated = ServerNotification::ResourceUpdated {
+            uri: WATCHED.into(),
+        };
+        until_heard(&modern, sub, UPDATE, updated, &mut 0, who).await;
+    }
 
     // When no client follows it any more, neither does the gateway upstream.
     drop(modern_sub);
