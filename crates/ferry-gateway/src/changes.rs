@@ -121,7 +121,9 @@ async fn listen(core: Arc<Core>, index: usize, lists: Option<SubscriptionFilter>
                     raise_all(&server, lists.as_ref());
                 }
                 pause = FIRST_RETRY;
-                loop {
+                // Ends when the subscription does (`false`: open it again after a pause)
+                // or when the resources followed change (`true`: open it again now).
+                let followed_changed = loop {
                     tokio::select! {
                         notification = subscription.next() => match notification {
                             Some(Ok(n)) => {
@@ -131,31 +133,28 @@ async fn listen(core: Arc<Core>, index: usize, lists: Option<SubscriptionFilter>
                             }
                             Some(Err(e)) => {
                                 tracing::warn!(upstream = name, error = %e, "the upstream's listen stream failed");
-                                break;
+                                break false;
                             }
-                            None => break,
+                            None => break false,
                         },
                         changed = changes.changed() => {
                             if changed.is_err() {
                                 return;
                             }
                             if followed(&core, index, &server).await != uris {
-                                // Open it again, now, with the resources now followed.
-                                pause = Duration::ZERO;
-                                break;
+                                break true;
                             }
                             changes.mark_unchanged();
                         }
                     }
+                };
+                if followed_changed {
+                    continue;
                 }
             }
             Err(e) => {
                 tracing::warn!(upstream = name, error = %e, retry_in = ?pause, "cannot listen to the upstream");
             }
-        }
-        if pause.is_zero() {
-            pause = FIRST_RETRY;
-            continue;
         }
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(LAST_RETRY);

@@ -12,7 +12,7 @@ use ferry_protocol::legacy::ElicitationCompleteNotificationParams;
 use ferry_protocol::logging::LoggingLevel;
 use ferry_protocol::logging::LoggingMessageNotificationParams;
 use ferry_protocol::meta::RequestMeta;
-use ferry_protocol::notifications::{self, ProgressNotificationParams};
+use ferry_protocol::notifications;
 #[allow(deprecated)]
 use ferry_protocol::roots::Root;
 #[allow(deprecated)]
@@ -52,7 +52,7 @@ pub(crate) struct ContextInner {
     pub(crate) cancel: CancellationToken,
     pub(crate) server: Server,
     pub(crate) session: Option<std::sync::Arc<crate::session::Session>>,
-    pub(crate) last_progress: Mutex<Option<f64>>,
+    pub(crate) progress: crate::outbound::ProgressReports,
     pub(crate) asks: Mutex<AskBook>,
     /// The task this call became, if it became one.
     pub(crate) task: crate::tasks::TaskSlot,
@@ -193,22 +193,12 @@ impl Context {
         let Some(token) = &self.inner.checked.meta.progress_token else {
             return;
         };
-        {
-            let mut last = self.inner.last_progress.lock();
-            if last.is_some_and(|l| progress <= l) {
-                tracing::debug!(progress, "progress must increase; notification dropped");
-                return;
-            }
-            *last = Some(progress);
-        }
-        let params = ProgressNotificationParams {
-            meta: None,
-            progress_token: token.clone(),
-            progress,
-            total,
-            message: message.map(str::to_owned),
+        let Some(notification) = self.inner.progress.next(token, progress, total, message) else {
+            return;
         };
-        self.notify(notifications::PROGRESS, &params).await;
+        if self.inner.outbound.is_open() {
+            self.inner.outbound.send(notification).await;
+        }
     }
 
     /// Sends a log message to the client (deprecated feature: prefer stderr or

@@ -538,13 +538,15 @@ impl Server {
                     .uri
                     .ok_or_else(|| Failure::invalid_params("Invalid params: uri is required"))?;
                 if let Some(s) = &session {
-                    if m == Method::ResourcesSubscribe {
-                        s.subscribe(uri.into_owned());
+                    let changed = if m == Method::ResourcesSubscribe {
+                        s.subscribe(uri.into_owned())
                     } else {
-                        s.unsubscribe(&uri);
-                    }
+                        s.unsubscribe(&uri)
+                    };
                     self.session_changed(s);
-                    self.inner.hub.interest.touch();
+                    if changed {
+                        self.inner.hub.interest.touch();
+                    }
                 }
                 empty()
             }

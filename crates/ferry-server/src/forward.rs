@@ -72,7 +72,7 @@ pub struct ForwardRequest {
 pub struct ForwardProgress {
     outbound: Outbound,
     token: ferry_protocol::common::ProgressToken,
-    last: Arc<parking_lot::Mutex<Option<f64>>>,
+    reports: Arc<crate::outbound::ProgressReports>,
 }
 
 impl ForwardProgress {
@@ -80,7 +80,7 @@ impl ForwardProgress {
         ForwardProgress {
             outbound,
             token,
-            last: Arc::default(),
+            reports: Arc::default(),
         }
     }
 
@@ -88,25 +88,9 @@ impl ForwardProgress {
     /// waiting. Returns `false` when it was not sent: not above the last, or the client
     /// is gone or not keeping up.
     pub fn send(&self, progress: f64, total: Option<f64>, message: Option<&str>) -> bool {
-        {
-            let mut last = self.last.lock();
-            if last.is_some_and(|l| progress <= l) {
-                return false;
-            }
-            *last = Some(progress);
-        }
-        let params = ferry_protocol::notifications::ProgressNotificationParams {
-            meta: None,
-            progress_token: self.token.clone(),
-            progress,
-            total,
-            message: message.map(str::to_owned),
-        };
-        let bytes = ferry_protocol::jsonrpc::encode_notification(
-            ferry_protocol::notifications::PROGRESS,
-            &params,
-        );
-        self.outbound.try_send(bytes::Bytes::from(bytes))
+        self.reports
+            .next(&self.token, progress, total, message)
+            .is_some_and(|notification| self.outbound.try_send(notification))
     }
 }
 

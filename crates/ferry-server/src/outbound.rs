@@ -1,6 +1,10 @@
 //! Where a request's notifications go while it runs.
 
 use bytes::Bytes;
+use ferry_protocol::common::ProgressToken;
+use ferry_protocol::jsonrpc::encode_notification;
+use ferry_protocol::notifications::{self, ProgressNotificationParams};
+use parking_lot::Mutex;
 use tokio::sync::mpsc;
 
 /// The channel a running request writes its notifications to (progress, log messages,
@@ -46,5 +50,43 @@ impl Outbound {
             Some(tx) => tx.send(message).await.is_ok(),
             None => false,
         }
+    }
+}
+
+/// One request's progress reports: each must exceed the one before (progress.mdx).
+#[derive(Debug, Default)]
+pub(crate) struct ProgressReports {
+    last: Mutex<Option<f64>>,
+}
+
+impl ProgressReports {
+    /// The `notifications/progress` for `progress` under `token`, or `None` (logged at
+    /// debug level) when it does not exceed the last one reported.
+    pub(crate) fn next(
+        &self,
+        token: &ProgressToken,
+        progress: f64,
+        total: Option<f64>,
+        message: Option<&str>,
+    ) -> Option<Bytes> {
+        {
+            let mut last = self.last.lock();
+            if last.is_some_and(|l| progress <= l) {
+                tracing::debug!(progress, "progress must increase; notification dropped");
+                return None;
+            }
+            *last = Some(progress);
+        }
+        let params = ProgressNotificationParams {
+            meta: None,
+            progress_token: token.clone(),
+            progress,
+            total,
+            message: message.map(str::to_owned),
+        };
+        Some(Bytes::from(encode_notification(
+            notifications::PROGRESS,
+            &params,
+        )))
     }
 }

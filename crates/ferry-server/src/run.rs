@@ -358,7 +358,7 @@ impl Base {
             cancel,
             server: self.server.clone(),
             session: self.session.clone(),
-            last_progress: Mutex::new(None),
+            progress: Default::default(),
             asks: Mutex::new(book),
             task: crate::tasks::TaskSlot::default(),
         })

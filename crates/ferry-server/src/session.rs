@@ -302,15 +302,15 @@ impl Session {
         *self.log_level.lock() = Some(level);
     }
 
-    pub(crate) fn subscribe(&self, uri: String) {
+    /// Subscribes to `uri`; returns whether it was not subscribed before.
+    pub(crate) fn subscribe(&self, uri: String) -> bool {
         let mut s = self.subscriptions.lock();
-        if s.len() < 10_000 {
-            s.insert(uri);
-        }
+        s.len() < 10_000 && s.insert(uri)
     }
 
-    pub(crate) fn unsubscribe(&self, uri: &str) {
-        self.subscriptions.lock().remove(uri);
+    /// Unsubscribes from `uri`; returns whether it was subscribed.
+    pub(crate) fn unsubscribe(&self, uri: &str) -> bool {
+        self.subscriptions.lock().remove(uri)
     }
 
     pub(crate) fn is_subscribed(&self, uri: &str) -> bool {
@@ -507,6 +507,10 @@ impl Sessions {
         }
         if let Some(old) = map.insert(session.id.clone(), session.clone()) {
             self.end(&old);
+        }
+        // A session shared from another instance may follow resources here now.
+        if !session.subscriptions.lock().is_empty() {
+            self.interest.touch();
         }
         Some(session)
     }

@@ -90,9 +90,6 @@ impl Server {
             Some(held) => {
                 if Arc::ptr_eq(&held, &session) {
                     self.watch_session(&session);
-                    if !session.subscriptions().is_empty() {
-                        self.inner.hub.interest.touch();
-                    }
                 }
                 Ok(())
             }
