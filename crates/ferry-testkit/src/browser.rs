@@ -188,8 +188,52 @@ impl Browser {
 }
 
 impl Drop for Browser {
+    /// Ends the WebDriver session first, so chromedriver closes Chromium and its helper
+    /// processes (killing chromedriver alone leaves them running), then stops chromedriver.
     fn drop(&mut self) {
+        let _ = self.end_session();
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl Browser {
+    /// `DELETE /session/{id}` over a blocking loopback connection (a destructor cannot
+    /// await), read to the end of chromedriver's answer.
+    fn end_session(&self) -> std::io::Result<()> {
+        use std::io::{Read, Write};
+        let host = self.base.trim_start_matches("http://");
+        let mut stream = std::net::TcpStream::connect(host)?;
+        stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+        stream.set_write_timeout(Some(Duration::from_secs(10)))?;
+        write!(
+            stream,
+            "DELETE /session/{} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n",
+            self.session
+        )?;
+        // chromedriver keeps the connection open: read the head, then the body it announces.
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 1024];
+        loop {
+            let n = stream.read(&mut chunk)?;
+            if n == 0 {
+                return Ok(());
+            }
+            answer.extend_from_slice(&chunk[..n]);
+            let text = String::from_utf8_lossy(&answer);
+            if let Some(end) = text.find("\r\n\r\n") {
+                let length = text[..end]
+                    .lines()
+                    .find_map(|l| {
+                        let (name, value) = l.split_once(':')?;
+                        name.eq_ignore_ascii_case("content-length")
+                            .then(|| value.trim().parse::<usize>().ok())?
+                    })
+                    .unwrap_or(0);
+                if answer.len() >= end + 4 + length {
+                    return Ok(());
+                }
+            }
+        }
     }
 }

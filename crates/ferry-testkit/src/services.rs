@@ -197,7 +197,33 @@ impl Nginx {
 }
 
 impl Drop for Nginx {
+    /// Stops the master with `nginx -s stop` (a fast shutdown, which ends its workers
+    /// too) and waits for it; kills it only when that fails. Killing the master alone
+    /// would leave its workers serving the port, answering 502 to whatever binds it next.
     fn drop(&mut self) {
-        stop_child(&mut self.child);
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let stopped = find("nginx").is_some_and(|nginx| {
+            Command::new(nginx)
+                .arg("-p")
+                .arg(self.dir())
+                .arg("-c")
+                .arg(self.dir().join("nginx.conf"))
+                .args(["-s", "stop"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        });
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while stopped && Instant::now() < deadline {
+            if !matches!(child.try_wait(), Ok(None)) {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
