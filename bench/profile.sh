@@ -5,12 +5,16 @@
 #   bench/profile.sh                 ceiling, ferry and rmcp; 2,000 calls per figure
 #   bench/profile.sh --calls 500 --servers "ceiling ferry"
 #   bench/profile.sh --servers gateway   `ferry gateway` alone, in front of ferry-everything
+#   bench/profile.sh --servers "ferry ferry-otel"   ferry-everything without and with OTLP export
 #
 # For each server and each of HTTP echo, HTTP two-round MRTR (per whole call) and stdio
 # echo, it runs the server twice under callgrind — once with the readiness check alone,
 # once with the check and N more calls on one connection — and divides the difference by
 # N. `gateway` is `ferry gateway` with a ferry-everything upstream outside callgrind, so
-# its figures are the gateway's own work per call (it has no stdio figure). The profiles
+# its figures are the gateway's own work per call (it has no stdio figure). `ferry-otel` is
+# ferry-everything exporting spans and metrics over OTLP/HTTP to a rotel receiver outside
+# callgrind (python3 -m pip install rotel), so its figures include building, batching and
+# encoding the export. The profiles
 # stay in bench/results/profile/ for callgrind_annotate, with the top
 # functions by instructions per call beside them (*.percall.txt, from percall.py). Run
 # bench/run.sh (or --quick) first: this script uses the binaries it builds, or build them
@@ -48,6 +52,7 @@ binary() {
       if [[ -n "${FERRY_EVERYTHING:-}" ]]; then echo "$FERRY_EVERYTHING"
       elif [[ -x "$ROOT/target/dist/ferry-everything" ]]; then echo "$ROOT/target/dist/ferry-everything"
       else echo "$ROOT/target/release/ferry-everything"; fi ;;
+    ferry-otel) binary ferry ;;
     rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
     gateway)
       if [[ -x "$ROOT/target/dist/ferry" ]]; then echo "$ROOT/target/dist/ferry"
@@ -60,9 +65,12 @@ binary() {
 SERVER_PID=""
 UPSTREAM_PID=""
 UPSTREAM_URL=""
+RECEIVER_PID=""
+RECEIVER_URL=""
 cleanup() {
   if [[ -n "$SERVER_PID" ]]; then kill -9 "$SERVER_PID" 2>/dev/null || true; fi
   if [[ -n "$UPSTREAM_PID" ]]; then kill -9 "$UPSTREAM_PID" 2>/dev/null || true; fi
+  if [[ -n "$RECEIVER_PID" ]]; then kill "$RECEIVER_PID" 2>/dev/null || true; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -75,13 +83,17 @@ total() { awk '/^(totals|summary):/ { print $2; exit }' "$1"; }
 http_run() {
   local name="$1" kind="$2" calls="$3" file="$4" port
   port=$(( 10000 + RANDOM % 20000 ))   # below the ephemeral range (32768 up)
-  local listen=(--http "127.0.0.1:$port")
+  local listen=(--http "127.0.0.1:$port") export=(-u OTEL_EXPORTER_OTLP_ENDPOINT)
   if [[ $name == gateway ]]; then
     start_upstream
     listen=(gateway --listen "127.0.0.1:$port" --upstream "$UPSTREAM_URL")
   fi
-  valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" "${listen[@]}" \
-    >"$file.log" 2>&1 &
+  if [[ $name == ferry-otel ]]; then
+    start_receiver
+    export=(OTEL_EXPORTER_OTLP_ENDPOINT="$RECEIVER_URL" OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf)
+  fi
+  env "${export[@]}" valgrind --tool=callgrind --callgrind-out-file="$file" "$(binary "$name")" \
+    "${listen[@]}" >"$file.log" 2>&1 &
   SERVER_PID=$!
   "$LOADGEN" check --url "http://127.0.0.1:$port/mcp" --wait 120 >/dev/null
   if (( calls > 0 )); then
@@ -105,6 +117,24 @@ start_upstream() {
     UPSTREAM_PID=$!
     UPSTREAM_URL="http://127.0.0.1:$port/mcp"
     "$LOADGEN" check --url "$UPSTREAM_URL" --wait 60 >/dev/null
+  fi
+}
+
+# `start_receiver`: an OTLP receiver (rotel, discarding what it gets) for ferry-otel,
+# started once; sets RECEIVER_URL.
+start_receiver() {
+  if [[ -z "$RECEIVER_URL" ]]; then
+    local agent http grpc
+    agent="$(python3 -c "import os, rotel; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))" 2>/dev/null || true)"
+    [[ -x "$agent" ]] || { echo "profile.sh: ferry-otel needs rotel (python3 -m pip install rotel)" >&2; exit 1; }
+    http=$(( 10000 + RANDOM % 20000 ))
+    grpc=$(( 10000 + RANDOM % 20000 ))
+    "$agent" start --otlp-http-endpoint "127.0.0.1:$http" --otlp-grpc-endpoint "127.0.0.1:$grpc" \
+      --exporter blackhole --pid-file "$OUT/rotel.pid" --log-file "$OUT/rotel.log" \
+      >"$OUT/rotel.out" 2>&1 &
+    RECEIVER_PID=$!
+    RECEIVER_URL="http://127.0.0.1:$http"
+    for _ in $(seq 100); do (exec 3<>"/dev/tcp/127.0.0.1/$http") 2>/dev/null && break; sleep 0.1; done
   fi
 }
 
@@ -134,7 +164,7 @@ for name in "${SERVER_LIST[@]}"; do
     python3 "$BENCH/percall.py" "$OUT/$name-http-base.out" "$OUT/$name-$kind.out" "$CALLS" 40 \
       >"$OUT/$name-$kind.percall.txt"
   done
-  if [[ $name == gateway ]]; then echo "$row — |"; continue; fi
+  if [[ $name == gateway || $name == ferry-otel ]]; then echo "$row — |"; continue; fi
   stdio_run "$name" 1 "$OUT/$name-stdio-base.out"
   stdio_run "$name" "$(( CALLS + 1 ))" "$OUT/$name-stdio.out"
   row+=" $(fmt "$(per_call "$(total "$OUT/$name-stdio-base.out")" "$(total "$OUT/$name-stdio.out")")") |"
