@@ -245,6 +245,66 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
     }
 }
 
+/// OTLP over gRPC (`OTEL_EXPORTER_OTLP_PROTOCOL=grpc`): a call's server span reaches the
+/// receiver's gRPC endpoint with its attributes and the service's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spans_are_exported_over_grpc_too() {
+    const GRPC_SERVER: &str = "ferry-everything-over-grpc";
+    let Some(receiver) = Receiver::start() else {
+        return;
+    };
+    let port = free_port();
+    let mut server = Running(
+        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+            .args(["--http", &format!("127.0.0.1:{port}"), "--drain-grace", "0"])
+            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.grpc_endpoint)
+            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+            .env("OTEL_SERVICE_NAME", GRPC_SERVER)
+            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start ferry-everything"),
+    );
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "ferry-everything did not start on {port}"
+    );
+    let client = Client::builder()
+        .http(format!("http://127.0.0.1:{port}/mcp"))
+        .build()
+        .await
+        .expect("connects");
+    client
+        .call_tool("echo", json!({"text": "over grpc"}))
+        .await
+        .expect("echo");
+    let _ = client.close().await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    let echo = loop {
+        let (spans, _) = parse(&receiver.text());
+        if let Some(s) = spans
+            .into_iter()
+            .find(|s| s.service == GRPC_SERVER && s.name == "tools/call echo")
+        {
+            break s;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no echo span over gRPC:\n{}",
+            receiver.text()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(echo.kind, "SPAN_KIND_SERVER", "{echo:?}");
+    assert_eq!(
+        echo.attributes.get("gen_ai.tool.name").map(String::as_str),
+        Some("echo")
+    );
+    let _ = server.0.kill();
+}
+
 /// `--metrics` serves Prometheus text at `GET /metrics` (no OTLP export needed): after an
 /// echo, a refused `requestState` and a listen stream, the counts are there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -3,10 +3,15 @@
 //!
 //! Ferry's libraries emit through `tracing` only (a span per request, after the
 //! OpenTelemetry semantic conventions for MCP). This crate adds what turns those spans
-//! into OpenTelemetry: the `tracing-opentelemetry` layer, the W3C trace-context hooks
-//! that parent a server span on the `traceparent` in a request's `_meta` and link the
-//! rounds of a multi round-trip call, a layer that derives the MCP metrics, the OTLP
-//! exporters, and Prometheus text for an opt-in `GET /metrics`.
+//! into OpenTelemetry: a span layer that gives every span a W3C trace context and records
+//! it for export, the hooks that parent a server span on the `traceparent` in a
+//! request's `_meta` and link the rounds of a multi round-trip call, a layer that derives
+//! the MCP metrics, the OTLP exporters, and Prometheus text for an opt-in `GET /metrics`.
+//!
+//! Spans go from the layer to a batch exporter of Ferry's own, which encodes them as
+//! OTLP protobuf in one pass and sends them from a thread of its own, so a traced request
+//! costs a few allocations and no copies through intermediate span types; metrics go
+//! through the OpenTelemetry SDK.
 //!
 //! | variable | effect |
 //! | --- | --- |
@@ -14,6 +19,9 @@
 //! | `OTEL_EXPORTER_OTLP_PROTOCOL` | `http/protobuf` (default) or `grpc` |
 //! | `OTEL_SERVICE_NAME` | the `service.name` resource attribute (default: the name given to [`Telemetry::new`]) |
 //! | `OTEL_SDK_DISABLED=true` | export off whatever else is set |
+//! | `OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG` | which traces are recorded (default `parentbased_always_on`; also `always_on`, `always_off`, `traceidratio`, `parentbased_always_off`, `parentbased_traceidratio`) |
+//! | `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, `OTEL_BSP_EXPORT_TIMEOUT` | span batching (defaults 5000 ms, 2048, 512, 30000 ms) |
+//! | `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TIMEOUT` (and their `_TRACES_`/`_METRICS_` forms) | headers (`key=value,...`) and timeout (ms) of export requests |
 //! | `RUST_LOG` | log filter, `target=level` directives (default `info`) |
 //! | `NO_COLOR` | set and not empty: logs without colours (they have none anyway unless stderr is a terminal) |
 //!
@@ -32,15 +40,15 @@
 #![forbid(unsafe_code)]
 
 mod config;
+mod export;
 mod metrics;
+mod otlp;
 mod prometheus_text;
-mod propagation;
+mod spans;
 
-use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use opentelemetry_sdk::trace::SdkTracerProvider;
 use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
 use tracing_subscriber::layer::SubscriberExt;
@@ -59,7 +67,7 @@ pub enum Error {
     /// `OTEL_EXPORTER_OTLP_PROTOCOL` names a protocol this build does not speak.
     #[error("OTEL_EXPORTER_OTLP_PROTOCOL {0:?} is not supported (use http/protobuf or grpc)")]
     Protocol(String),
-    /// An OTLP exporter could not be built.
+    /// An OTLP exporter could not be built (or its thread started).
     #[error("the OTLP exporter could not be built: {0}")]
     Exporter(String),
     /// The Prometheus reader could not be built.
@@ -147,28 +155,24 @@ impl Telemetry {
             vec![fmt.with_filter(log_filter).boxed()];
 
         let resource = resource(&self.service_name, export.service_name.as_deref());
-        let mut tracer_provider = None;
+        let mut span_exporter = None;
         if export.enabled || self.always_trace {
-            let mut builder = SdkTracerProvider::builder().with_resource(resource.clone());
+            let env = |k: &str| std::env::var(k).ok();
+            let sampler = spans::Sampler::from_lookup(env);
             if export.enabled {
-                builder = builder.with_batch_exporter(span_exporter(&export)?);
+                let settings = export::Settings::from_lookup(&export, env);
+                let exporter = export::Exporter::start(settings, preamble(&resource))
+                    .map_err(|e| Error::Exporter(e.to_string()))?;
+                span_exporter = Some(exporter);
             }
-            let provider = builder.build();
-            let tracer = provider.tracer("ferry");
+            let sink = span_exporter.as_ref().map(export::Exporter::batcher);
             layers.push(
-                tracing_opentelemetry::layer()
-                    .with_tracer(tracer)
-                    // Source locations, thread names and busy/idle times would add seven
-                    // attributes to every span (and two clock reads to every poll) that
-                    // the MCP conventions do not ask for.
-                    .with_location(false)
-                    .with_threads(false)
-                    .with_tracked_inactivity(false)
+                spans::SpanLayer::new(sampler, sink)
                     .with_filter(otel_filter())
                     .boxed(),
             );
-            propagation::install();
-            tracer_provider = Some(provider);
+            spans::set_sampler(sampler);
+            ferry_protocol::trace::install_hooks(spans::hooks());
         }
 
         let mut meter_provider = None;
@@ -200,7 +204,7 @@ impl Telemetry {
             .map_err(|_| Error::AlreadyInstalled)?;
         Ok(TelemetryGuard {
             exporting: export.enabled,
-            tracer_provider,
+            span_exporter,
             meter_provider,
             metrics_text,
         })
@@ -211,7 +215,7 @@ impl Telemetry {
 #[must_use = "dropping the guard shuts the exporters down"]
 pub struct TelemetryGuard {
     exporting: bool,
-    tracer_provider: Option<SdkTracerProvider>,
+    span_exporter: Option<export::Exporter>,
     meter_provider: Option<SdkMeterProvider>,
     metrics_text: Option<MetricsText>,
 }
@@ -242,10 +246,17 @@ impl TelemetryGuard {
         self.metrics_text.clone().map(MetricsText::router)
     }
 
+    /// Spans dropped because the export queue was full (the exporter fell behind).
+    pub fn spans_dropped(&self) -> u64 {
+        self.span_exporter
+            .as_ref()
+            .map_or(0, |e| e.batcher().dropped())
+    }
+
     /// Exports everything buffered now (spans and metrics).
     pub fn flush(&self) {
-        if let Some(p) = &self.tracer_provider {
-            let _ = p.force_flush();
+        if let Some(e) = &self.span_exporter {
+            e.flush();
         }
         if let Some(p) = &self.meter_provider {
             let _ = p.force_flush();
@@ -256,8 +267,8 @@ impl TelemetryGuard {
 impl Drop for TelemetryGuard {
     fn drop(&mut self) {
         self.flush();
-        if let Some(p) = self.tracer_provider.take() {
-            let _ = p.shutdown();
+        if let Some(mut e) = self.span_exporter.take() {
+            e.shutdown();
         }
         if let Some(p) = self.meter_provider.take() {
             let _ = p.shutdown();
@@ -342,39 +353,51 @@ fn signal_url(config: &ExportConfig, path: &str) -> Option<String> {
     })
 }
 
-/// One exporter of `$exporter`'s kind for `config`, at `$path` over HTTP (the span and
-/// metric builders share their shape, not a trait).
-macro_rules! otlp_exporter {
-    ($exporter:ty, $config:expr, $path:literal) => {{
-        let config: &ExportConfig = $config;
-        let b = <$exporter>::builder();
-        let url = signal_url(config, $path);
-        let built = match config.protocol {
-            Protocol::HttpProtobuf => {
-                let mut h = b
-                    .with_http()
-                    .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
-                if let Some(u) = url {
-                    h = h.with_endpoint(u);
-                }
-                h.build()
-            }
-            Protocol::Grpc => {
-                let mut t = b.with_tonic();
-                if let Some(u) = url {
-                    t = t.with_endpoint(u);
-                }
-                t.build()
-            }
-        };
-        built.map_err(|e| Error::Exporter(e.to_string()))
-    }};
-}
-
-fn span_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::SpanExporter, Error> {
-    otlp_exporter!(opentelemetry_otlp::SpanExporter, config, "/v1/traces")
-}
-
+/// The OTLP metric exporter for `config`.
 fn metric_exporter(config: &ExportConfig) -> Result<opentelemetry_otlp::MetricExporter, Error> {
-    otlp_exporter!(opentelemetry_otlp::MetricExporter, config, "/v1/metrics")
+    let b = opentelemetry_otlp::MetricExporter::builder();
+    let url = signal_url(config, "/v1/metrics");
+    let built = match config.protocol {
+        Protocol::HttpProtobuf => {
+            let mut h = b
+                .with_http()
+                .with_protocol(opentelemetry_otlp::Protocol::HttpBinary);
+            if let Some(u) = url {
+                h = h.with_endpoint(u);
+            }
+            h.build()
+        }
+        Protocol::Grpc => {
+            let mut t = b.with_tonic();
+            if let Some(u) = url {
+                t = t.with_endpoint(u);
+            }
+            t.build()
+        }
+    };
+    built.map_err(|e| Error::Exporter(e.to_string()))
+}
+
+/// The resource and instrumentation scope every exported span carries.
+fn preamble(resource: &Resource) -> otlp::Preamble {
+    use opentelemetry::Value as V;
+    let values: Vec<(String, String, Option<otlp::Value<'static>>)> = resource
+        .iter()
+        .map(|(k, v)| {
+            let (text, scalar) = match v {
+                V::Bool(b) => (String::new(), Some(otlp::Value::Bool(*b))),
+                V::I64(i) => (String::new(), Some(otlp::Value::I64(*i))),
+                V::F64(f) => (String::new(), Some(otlp::Value::F64(*f))),
+                other => (other.to_string(), None),
+            };
+            (k.as_str().to_owned(), text, scalar)
+        })
+        .collect();
+    otlp::Preamble::new(
+        values
+            .iter()
+            .map(|(k, text, scalar)| (k.as_str(), scalar.unwrap_or(otlp::Value::Str(text)))),
+        "ferry",
+        env!("CARGO_PKG_VERSION"),
+    )
 }

@@ -32,6 +32,8 @@ pub struct Receiver {
     output: PathBuf,
     /// OTLP over HTTP: `http://127.0.0.1:PORT`, for `OTEL_EXPORTER_OTLP_ENDPOINT`.
     pub endpoint: String,
+    /// OTLP over gRPC: `http://127.0.0.1:PORT` (with `OTEL_EXPORTER_OTLP_PROTOCOL=grpc`).
+    pub grpc_endpoint: String,
     _dir: tempfile::TempDir,
 }
 
@@ -68,11 +70,16 @@ impl Receiver {
             child,
             output,
             endpoint: format!("http://127.0.0.1:{http_port}"),
+            grpc_endpoint: format!("http://127.0.0.1:{grpc_port}"),
             _dir: dir,
         };
         assert!(
             wait_for_port(http_port, Duration::from_secs(15)),
             "the receiver did not listen on {http_port}"
+        );
+        assert!(
+            wait_for_port(grpc_port, Duration::from_secs(15)),
+            "the receiver did not listen on {grpc_port}"
         );
         Some(receiver)
     }

@@ -1,0 +1,488 @@
+//! The span exporter: closed spans wait in a bounded queue and one thread of their own
+//! encodes them in batches ([`crate::otlp`]) and sends them over OTLP/HTTP or OTLP/gRPC.
+//!
+//! The standard batch settings apply: `OTEL_BSP_SCHEDULE_DELAY` (ms between exports,
+//! default 5000), `OTEL_BSP_MAX_QUEUE_SIZE` (2048), `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`
+//! (512) and `OTEL_BSP_EXPORT_TIMEOUT` (ms, 30000); and the exporter's:
+//! `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (the full URL), else `OTEL_EXPORTER_OTLP_ENDPOINT`
+//! (`/v1/traces` added for HTTP), `OTEL_EXPORTER_OTLP_[TRACES_]HEADERS`
+//! (`key=value,...`, values percent-decoded) and `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`
+//! (ms, 10000). A full queue drops new spans (counted, and said once on stderr) rather
+//! than slow requests down.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::config::{ExportConfig, Protocol};
+use crate::otlp::{self, Preamble};
+use crate::spans::SpanRecord;
+
+/// The gRPC method of OTLP trace export.
+const GRPC_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
+
+/// Where and how spans are sent.
+#[derive(Debug, Clone)]
+pub(crate) struct Settings {
+    pub(crate) url: String,
+    pub(crate) protocol: Protocol,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) timeout: Duration,
+    pub(crate) schedule_delay: Duration,
+    pub(crate) max_queue: usize,
+    pub(crate) max_batch: usize,
+    pub(crate) export_timeout: Duration,
+}
+
+impl Settings {
+    /// The settings for `config`, the rest read through `var`.
+    pub(crate) fn from_lookup(config: &ExportConfig, var: impl Fn(&str) -> Option<String>) -> Self {
+        let set = |k: &str| var(k).filter(|v| !v.trim().is_empty());
+        let millis = |k: &str, default: u64| {
+            Duration::from_millis(
+                set(k)
+                    .and_then(|v| v.trim().parse::<u64>().ok())
+                    .unwrap_or(default),
+            )
+        };
+        let count = |k: &str, default: usize| {
+            set(k)
+                .and_then(|v| v.trim().parse::<usize>().ok())
+                .filter(|n| *n > 0)
+                .unwrap_or(default)
+        };
+        let url = match (&config.endpoint, config.protocol) {
+            (Some(base), Protocol::HttpProtobuf) => {
+                format!("{}/v1/traces", base.trim_end_matches('/'))
+            }
+            (Some(base), Protocol::Grpc) => {
+                format!("{}{GRPC_PATH}", base.trim_end_matches('/'))
+            }
+            (None, protocol) => match (set("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"), protocol) {
+                (Some(full), Protocol::HttpProtobuf) => full.trim().to_owned(),
+                (Some(base), Protocol::Grpc) => {
+                    format!("{}{GRPC_PATH}", base.trim().trim_end_matches('/'))
+                }
+                (None, Protocol::HttpProtobuf) => format!(
+                    "{}/v1/traces",
+                    set("OTEL_EXPORTER_OTLP_ENDPOINT")
+                        .as_deref()
+                        .map_or("http://localhost:4318", |b| b.trim().trim_end_matches('/'))
+                ),
+                (None, Protocol::Grpc) => format!(
+                    "{}{GRPC_PATH}",
+                    set("OTEL_EXPORTER_OTLP_ENDPOINT")
+                        .as_deref()
+                        .map_or("http://localhost:4317", |b| b.trim().trim_end_matches('/'))
+                ),
+            },
+        };
+        let headers = set("OTEL_EXPORTER_OTLP_TRACES_HEADERS")
+            .or_else(|| set("OTEL_EXPORTER_OTLP_HEADERS"))
+            .map(|h| parse_headers(&h))
+            .unwrap_or_default();
+        let timeout = if set("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT").is_some() {
+            millis("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", 10_000)
+        } else {
+            millis("OTEL_EXPORTER_OTLP_TIMEOUT", 10_000)
+        };
+        let max_queue = count("OTEL_BSP_MAX_QUEUE_SIZE", 2048);
+        Settings {
+            url,
+            protocol: config.protocol,
+            headers,
+            timeout,
+            schedule_delay: millis("OTEL_BSP_SCHEDULE_DELAY", 5_000),
+            max_queue,
+            max_batch: count("OTEL_BSP_MAX_EXPORT_BATCH_SIZE", 512).min(max_queue),
+            export_timeout: millis("OTEL_BSP_EXPORT_TIMEOUT", 30_000),
+        }
+    }
+}
+
+/// `key=value` pairs separated by commas, values percent-decoded (the OTLP exporter
+/// specification's format); malformed pairs are skipped.
+fn parse_headers(s: &str) -> Vec<(String, String)> {
+    s.split(',')
+        .filter_map(|pair| {
+            let (k, v) = pair.split_once('=')?;
+            let k = k.trim();
+            (!k.is_empty()).then(|| (k.to_owned(), percent_decode(v.trim())))
+        })
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%'
+            && i + 2 < b.len()
+            && let (Some(hi), Some(lo)) = (hex(b[i + 1]), hex(b[i + 2]))
+        {
+            out.push(hi << 4 | lo);
+            i += 3;
+            continue;
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// What the exporter thread and the request path share.
+#[derive(Default)]
+struct Queue {
+    spans: Vec<SpanRecord>,
+    /// Flushes asked for and done (tickets).
+    flush_asked: u64,
+    flush_done: u64,
+    shutdown: bool,
+}
+
+/// The bounded queue between closing spans and the exporter thread.
+pub(crate) struct Batcher {
+    queue: Mutex<Queue>,
+    /// Wakes the exporter (a full batch, a flush, shutdown).
+    wake: Condvar,
+    /// Wakes flushers when the exporter has caught up.
+    done: Condvar,
+    max_queue: usize,
+    max_batch: usize,
+    dropped: AtomicU64,
+}
+
+impl Batcher {
+    pub(crate) fn new(max_queue: usize, max_batch: usize) -> Self {
+        Batcher {
+            queue: Mutex::new(Queue {
+                spans: Vec::with_capacity(max_batch),
+                ..Queue::default()
+            }),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+            max_queue,
+            max_batch,
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Queues a closed span; drops it when the queue is full.
+    pub(crate) fn push(&self, span: SpanRecord) {
+        let Ok(mut q) = self.queue.lock() else {
+            return;
+        };
+        if q.spans.len() >= self.max_queue {
+            drop(q);
+            if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
+                eprintln!(
+                    "OpenTelemetry: the span queue is full ({} spans); spans are dropped until the exporter catches up",
+                    self.max_queue
+                );
+            }
+            return;
+        }
+        q.spans.push(span);
+        if q.spans.len() == self.max_batch {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Everything queued (for tests).
+    #[cfg(test)]
+    pub(crate) fn take(&self) -> Vec<SpanRecord> {
+        std::mem::take(&mut self.queue.lock().expect("the queue").spans)
+    }
+
+    /// Spans dropped because the queue was full.
+    pub(crate) fn dropped(&self) -> u64 {
+        self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Waits (up to `limit`) until everything queued before the call has been sent.
+    pub(crate) fn flush(&self, limit: Duration) {
+        let Ok(mut q) = self.queue.lock() else {
+            return;
+        };
+        q.flush_asked += 1;
+        let ticket = q.flush_asked;
+        self.wake.notify_one();
+        let deadline = Instant::now() + limit;
+        while q.flush_done < ticket && !q.shutdown {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return;
+            }
+            match self.done.wait_timeout(q, left) {
+                Ok((guard, _)) => q = guard,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Asks the exporter thread to send what is queued and stop.
+    fn shut_down(&self) {
+        if let Ok(mut q) = self.queue.lock() {
+            q.shutdown = true;
+        }
+        self.wake.notify_one();
+        self.done.notify_all();
+    }
+
+    /// The next batch to send, waiting up to `delay` for one to fill; `None` when shut
+    /// down with nothing left. The second value: a flush ticket this batch completes.
+    fn next_batch(&self, delay: Duration) -> Option<(Vec<SpanRecord>, u64)> {
+        let mut q = self.queue.lock().ok()?;
+        let deadline = Instant::now() + delay;
+        while q.spans.len() < self.max_batch && q.flush_asked == q.flush_done && !q.shutdown {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            q = self.wake.wait_timeout(q, left).ok()?.0;
+        }
+        if q.shutdown && q.spans.is_empty() {
+            q.flush_done = q.flush_asked;
+            self.done.notify_all();
+            return None;
+        }
+        let batch = if q.spans.len() <= self.max_batch {
+            std::mem::replace(&mut q.spans, Vec::with_capacity(self.max_batch))
+        } else {
+            q.spans.drain(..self.max_batch).collect()
+        };
+        // A flush is complete once the queue it saw is sent: when this batch empties it.
+        let ticket = if q.spans.is_empty() {
+            q.flush_asked
+        } else {
+            q.flush_done
+        };
+        Some((batch, ticket))
+    }
+
+    fn flushed(&self, ticket: u64) {
+        if let Ok(mut q) = self.queue.lock()
+            && ticket > q.flush_done
+        {
+            q.flush_done = ticket;
+            self.done.notify_all();
+        }
+    }
+}
+
+/// The running exporter: its queue and thread.
+pub(crate) struct Exporter {
+    batcher: std::sync::Arc<Batcher>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    export_timeout: Duration,
+}
+
+impl Exporter {
+    /// Starts the exporter thread.
+    pub(crate) fn start(settings: Settings, preamble: Preamble) -> std::io::Result<Self> {
+        let batcher = std::sync::Arc::new(Batcher::new(settings.max_queue, settings.max_batch));
+        let export_timeout = settings.export_timeout;
+        let shared = batcher.clone();
+        let thread = std::thread::Builder::new()
+            .name("ferry-otel-spans".into())
+            .spawn(move || run(&shared, &settings, &preamble))?;
+        Ok(Exporter {
+            batcher,
+            thread: Some(thread),
+            export_timeout,
+        })
+    }
+
+    /// The queue spans are pushed to.
+    pub(crate) fn batcher(&self) -> std::sync::Arc<Batcher> {
+        self.batcher.clone()
+    }
+
+    /// Sends everything queued now (waits up to the export timeout).
+    pub(crate) fn flush(&self) {
+        self.batcher.flush(self.export_timeout);
+    }
+
+    /// Sends what is queued and stops the thread.
+    pub(crate) fn shutdown(&mut self) {
+        self.batcher.shut_down();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Exporter {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// The exporter thread: batches until shutdown.
+fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("OpenTelemetry: the span exporter could not start: {e}");
+            return;
+        }
+    };
+    let client = match client(settings) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("OpenTelemetry: the span exporter could not start: {e}");
+            return;
+        }
+    };
+    let mut failing = false;
+    while let Some((batch, ticket)) = batcher.next_batch(settings.schedule_delay) {
+        if !batch.is_empty() {
+            let body = otlp::encode_request(preamble, &batch);
+            drop(batch);
+            let sent = runtime.block_on(async {
+                tokio::time::timeout(settings.export_timeout, send(&client, settings, body))
+                    .await
+                    .unwrap_or_else(|_| Err("timed out".to_owned()))
+            });
+            match sent {
+                Ok(()) if failing => {
+                    eprintln!("OpenTelemetry: spans are exported again");
+                    failing = false;
+                }
+                Ok(()) => {}
+                Err(e) if !failing => {
+                    eprintln!(
+                        "OpenTelemetry: exporting spans to {} failed: {e}",
+                        settings.url
+                    );
+                    failing = true;
+                }
+                Err(_) => {}
+            }
+        }
+        batcher.flushed(ticket);
+    }
+}
+
+fn client(settings: &Settings) -> Result<reqwest::Client, reqwest::Error> {
+    let mut b = reqwest::Client::builder()
+        .timeout(settings.timeout)
+        .pool_max_idle_per_host(1);
+    if settings.protocol == Protocol::Grpc && settings.url.starts_with("http://") {
+        b = b.http2_prior_knowledge();
+    }
+    b.build()
+}
+
+/// One export request; `Err` says why it failed.
+async fn send(client: &reqwest::Client, settings: &Settings, body: Vec<u8>) -> Result<(), String> {
+    let mut req = client.post(&settings.url);
+    for (k, v) in &settings.headers {
+        req = req.header(k.as_str(), v.as_str());
+    }
+    let req = match settings.protocol {
+        Protocol::HttpProtobuf => req
+            .header(http::header::CONTENT_TYPE, "application/x-protobuf")
+            .body(body),
+        Protocol::Grpc => {
+            // One uncompressed gRPC message: flag, big-endian length, the message.
+            let mut framed = Vec::with_capacity(body.len() + 5);
+            framed.push(0);
+            framed.extend_from_slice(&(body.len() as u32).to_be_bytes());
+            framed.extend_from_slice(&body);
+            req.header(http::header::CONTENT_TYPE, "application/grpc")
+                .header(http::header::TE, "trailers")
+                .body(framed)
+        }
+    };
+    let resp = req.send().await.map_err(|e| e.to_string())?;
+    let status = resp.status();
+    let grpc_status = resp
+        .headers()
+        .get("grpc-status")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    // Read the answer to the end so the connection is reused.
+    let _ = resp.bytes().await;
+    if !status.is_success() {
+        return Err(format!("HTTP {status}"));
+    }
+    match grpc_status.as_deref() {
+        None | Some("0") => Ok(()),
+        Some(code) => Err(format!("gRPC status {code}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn settings(config: &ExportConfig, pairs: &[(&str, &str)]) -> Settings {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        Settings::from_lookup(config, |k| map.get(k).cloned())
+    }
+
+    #[test]
+    fn urls_headers_and_batch_settings_from_the_environment() {
+        let env = ExportConfig {
+            enabled: true,
+            protocol: Protocol::HttpProtobuf,
+            service_name: None,
+            endpoint: None,
+        };
+        let s = settings(
+            &env,
+            &[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318/")],
+        );
+        assert_eq!(s.url, "http://collector:4318/v1/traces");
+        assert_eq!(s.max_batch, 512);
+        assert_eq!(s.schedule_delay, Duration::from_secs(5));
+        let s = settings(
+            &env,
+            &[
+                ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://collector:4318"),
+                (
+                    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                    "http://traces:9/custom",
+                ),
+                (
+                    "OTEL_EXPORTER_OTLP_HEADERS",
+                    "api-key=a%20b, x-tenant=7,broken",
+                ),
+                ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+                ("OTEL_BSP_MAX_QUEUE_SIZE", "64"),
+            ],
+        );
+        assert_eq!(s.url, "http://traces:9/custom");
+        assert_eq!(
+            s.headers,
+            vec![
+                ("api-key".to_owned(), "a b".to_owned()),
+                ("x-tenant".to_owned(), "7".to_owned())
+            ]
+        );
+        assert_eq!(s.schedule_delay, Duration::from_millis(100));
+        assert_eq!(s.max_batch, 64);
+        let grpc = ExportConfig::to_endpoint("http://127.0.0.1:4317", Protocol::Grpc);
+        assert_eq!(
+            settings(&grpc, &[]).url,
+            "http://127.0.0.1:4317/opentelemetry.proto.collector.trace.v1.TraceService/Export"
+        );
+    }
+
+    #[test]
+    fn percent_decoding_keeps_what_is_not_an_escape() {
+        assert_eq!(percent_decode("a%2Cb"), "a,b");
+        assert_eq!(percent_decode("100%"), "100%");
+        assert_eq!(percent_decode("%zz"), "%zz");
+    }
+}

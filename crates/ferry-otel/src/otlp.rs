@@ -1,0 +1,392 @@
+//! OTLP trace export requests (`ExportTraceServiceRequest`, opentelemetry-proto's
+//! `collector/trace/v1`), encoded as protobuf straight from Ferry's span records: no
+//! intermediate message structs, one buffer per batch.
+//!
+//! A nested message is written in place with a one-byte length and moved along when its
+//! body turns out to need a longer varint, so a batch is encoded in one pass.
+
+use crate::spans::{AttrValue, SpanKind, SpanRecord, StatusCode};
+
+/// Protobuf wire types.
+const VARINT: u8 = 0;
+const FIXED64: u8 = 1;
+const LEN: u8 = 2;
+const FIXED32: u8 = 5;
+
+/// A protobuf writer over one growing buffer.
+pub(crate) struct Encoder {
+    buf: Vec<u8>,
+}
+
+impl Encoder {
+    pub(crate) fn with_capacity(capacity: usize) -> Self {
+        Encoder {
+            buf: Vec::with_capacity(capacity),
+        }
+    }
+
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.buf
+    }
+
+    fn varint(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
+    }
+
+    fn key(&mut self, field: u32, wire: u8) {
+        self.varint(u64::from(field << 3 | u32::from(wire)));
+    }
+
+    fn bytes(&mut self, field: u32, b: &[u8]) {
+        self.key(field, LEN);
+        self.varint(b.len() as u64);
+        self.buf.extend_from_slice(b);
+    }
+
+    /// A string field; empty strings are the default and are left out.
+    fn string(&mut self, field: u32, s: &str) {
+        if !s.is_empty() {
+            self.bytes(field, s.as_bytes());
+        }
+    }
+
+    fn fixed64(&mut self, field: u32, v: u64) {
+        self.key(field, FIXED64);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn fixed32(&mut self, field: u32, v: u32) {
+        self.key(field, FIXED32);
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+
+    fn uint(&mut self, field: u32, v: u64) {
+        if v != 0 {
+            self.key(field, VARINT);
+            self.varint(v);
+        }
+    }
+
+    /// Opens a nested message in `field`; [`Encoder::close`] writes its length.
+    fn open(&mut self, field: u32) -> usize {
+        self.key(field, LEN);
+        self.buf.push(0);
+        self.buf.len()
+    }
+
+    fn close(&mut self, start: usize) {
+        let len = self.buf.len() - start;
+        if len < 0x80 {
+            self.buf[start - 1] = len as u8;
+            return;
+        }
+        let mut prefix = [0u8; 10];
+        let mut n = 0;
+        let mut v = len as u64;
+        while v >= 0x80 {
+            prefix[n] = (v as u8) | 0x80;
+            v >>= 7;
+            n += 1;
+        }
+        prefix[n] = v as u8;
+        n += 1;
+        // The one byte reserved becomes `n`: move the body along by `n - 1`.
+        self.buf
+            .splice(start - 1..start, prefix[..n].iter().copied());
+    }
+
+    /// A `KeyValue` in `field`.
+    fn attribute(&mut self, field: u32, key: &str, value: Value<'_>) {
+        let kv = self.open(field);
+        self.string(1, key);
+        let any = self.open(2);
+        match value {
+            Value::Str(s) => self.bytes(1, s.as_bytes()),
+            Value::Bool(b) => {
+                self.key(2, VARINT);
+                self.varint(u64::from(b));
+            }
+            Value::I64(i) => {
+                self.key(3, VARINT);
+                self.varint(i as u64);
+            }
+            Value::F64(f) => self.fixed64(4, f.to_bits()),
+        }
+        self.close(any);
+        self.close(kv);
+    }
+}
+
+/// An attribute value as written.
+#[derive(Clone, Copy)]
+pub(crate) enum Value<'a> {
+    Str(&'a str),
+    Bool(bool),
+    I64(i64),
+    F64(f64),
+}
+
+/// The resource and scope every span of a process shares, encoded once.
+pub(crate) struct Preamble {
+    /// The `Resource` message's body.
+    resource: Vec<u8>,
+    /// The `InstrumentationScope` message's body.
+    scope: Vec<u8>,
+}
+
+impl Preamble {
+    /// `resource` as key and value pairs, and the instrumentation scope `scope_name`.
+    pub(crate) fn new<'a>(
+        resource: impl IntoIterator<Item = (&'a str, Value<'a>)>,
+        scope_name: &str,
+        scope_version: &str,
+    ) -> Self {
+        let mut r = Encoder::with_capacity(256);
+        for (k, v) in resource {
+            r.attribute(1, k, v);
+        }
+        let mut s = Encoder::with_capacity(32);
+        s.string(1, scope_name);
+        s.string(2, scope_version);
+        Preamble {
+            resource: r.into_bytes(),
+            scope: s.into_bytes(),
+        }
+    }
+}
+
+/// The `ExportTraceServiceRequest` for `spans`.
+pub(crate) fn encode_request(preamble: &Preamble, spans: &[SpanRecord]) -> Vec<u8> {
+    let mut e = Encoder::with_capacity(64 + spans.len() * 512);
+    let resource_spans = e.open(1);
+    e.bytes(1, &preamble.resource);
+    let scope_spans = e.open(2);
+    e.bytes(1, &preamble.scope);
+    for span in spans {
+        encode_span(&mut e, span);
+    }
+    e.close(scope_spans);
+    e.close(resource_spans);
+    e.into_bytes()
+}
+
+fn encode_span(e: &mut Encoder, span: &SpanRecord) {
+    let s = e.open(2);
+    e.bytes(1, &span.trace_id);
+    e.bytes(2, &span.span_id);
+    if let Some(state) = &span.trace_state {
+        e.string(3, state);
+    }
+    if let Some(parent) = &span.parent_id {
+        e.bytes(4, parent);
+    }
+    e.string(5, span.name());
+    e.uint(6, span_kind(span.kind));
+    e.fixed64(7, span.start);
+    e.fixed64(8, span.end);
+    for a in &span.attributes {
+        e.attribute(9, a.key, span.value(&a.value));
+    }
+    for ev in &span.events {
+        let m = e.open(11);
+        e.fixed64(1, ev.time);
+        e.string(2, &ev.name);
+        for a in &ev.attributes {
+            e.attribute(3, a.key, span.value(&a.value));
+        }
+        e.close(m);
+    }
+    for link in &span.links {
+        let m = e.open(13);
+        e.bytes(1, &link.trace_id);
+        e.bytes(2, &link.span_id);
+        // Bits 8 and 9 (SpanFlags): a link names a span of another request, so remote.
+        e.fixed32(6, 0x300 | u32::from(link.flags));
+        e.close(m);
+    }
+    // Always present, as the OpenTelemetry SDK sends it (an unset code is empty).
+    let m = e.open(15);
+    e.string(2, &span.status_message);
+    e.uint(3, status_code(span.status));
+    e.close(m);
+    // Bits 8 and 9 (SpanFlags): whether the parent is known, and whether it is remote.
+    let parent_bits = if span.parent_id.is_some() && span.remote_parent {
+        0x300
+    } else {
+        0x100
+    };
+    e.fixed32(16, parent_bits | u32::from(span.flags));
+    e.close(s);
+}
+
+fn span_kind(kind: SpanKind) -> u64 {
+    match kind {
+        SpanKind::Internal => 1,
+        SpanKind::Server => 2,
+        SpanKind::Client => 3,
+        SpanKind::Producer => 4,
+        SpanKind::Consumer => 5,
+    }
+}
+
+fn status_code(code: StatusCode) -> u64 {
+    match code {
+        StatusCode::Unset => 0,
+        StatusCode::Ok => 1,
+        StatusCode::Error => 2,
+    }
+}
+
+impl SpanRecord {
+    /// An attribute value of this span, its text borrowed from the span's own buffer.
+    fn value<'a>(&'a self, v: &AttrValue) -> Value<'a> {
+        match *v {
+            AttrValue::Text(ref range) => {
+                Value::Str(&self.text[range.start as usize..range.end as usize])
+            }
+            AttrValue::Bool(b) => Value::Bool(b),
+            AttrValue::I64(i) => Value::I64(i),
+            AttrValue::F64(f) => Value::F64(f),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use ferry_protocol::trace::TraceContext;
+    use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+    use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
+    use prost::Message as _;
+    use tracing_subscriber::layer::SubscriberExt as _;
+
+    use super::*;
+    use crate::export::Batcher;
+    use crate::spans::{Sampler, SpanLayer, hooks};
+
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    const EARLIER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    /// Spans made through `tracing`, recorded by the layer and encoded here, decode with
+    /// opentelemetry-proto's own message types into what was recorded.
+    #[test]
+    fn recorded_spans_decode_as_an_otlp_request() {
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let layer = SpanLayer::new(Sampler::from_lookup(|_| None), Some(batcher.clone()));
+        let h = hooks();
+        let long = "é".repeat(100);
+        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+            let outer = tracing::info_span!(
+                "outer",
+                otel.kind = "server",
+                count = 3u64,
+                ok = true,
+                ratio = 0.5,
+                note = %long,
+            );
+            (h.set_parent)(
+                &outer,
+                &TraceContext {
+                    traceparent: PARENT.into(),
+                    tracestate: Some("k=v".into()),
+                },
+            );
+            let cx = (h.context_of)(&outer).expect("a context");
+            assert!(
+                cx.traceparent
+                    .starts_with("00-4bf92f3577b34da6a3ce929d0e0e4736-")
+            );
+            assert!(cx.traceparent.ends_with("-01"));
+            let _entered = outer.enter();
+            let inner = tracing::info_span!(
+                "inner",
+                otel.name = %format_args!("tools/call {}", "echo"),
+                error.type = tracing::field::Empty,
+                otel.status_code = tracing::field::Empty,
+            );
+            inner.record("error.type", "tool_error");
+            inner.record("otel.status_code", "ERROR");
+            (h.add_link)(&inner, EARLIER);
+            inner.in_scope(|| tracing::info!(reason = "expired", "requestState refused"));
+        });
+        let spans = batcher.take();
+        assert_eq!(spans.len(), 2);
+        let preamble = Preamble::new(
+            [("service.name", Value::Str("svc")), ("pid", Value::I64(7))],
+            "ferry",
+            "0.1.0",
+        );
+        let body = encode_request(&preamble, &spans);
+        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("decodes");
+        let rs = &req.resource_spans[0];
+        let resource = rs.resource.as_ref().expect("a resource");
+        assert_eq!(resource.attributes[0].key, "service.name");
+        assert_eq!(
+            resource.attributes[1]
+                .value
+                .as_ref()
+                .and_then(|v| v.value.clone()),
+            Some(Any::IntValue(7))
+        );
+        let ss = &rs.scope_spans[0];
+        assert_eq!(ss.scope.as_ref().map(|s| s.name.as_str()), Some("ferry"));
+        let (inner, outer) = (&ss.spans[0], &ss.spans[1]);
+        let attr = |s: &opentelemetry_proto::tonic::trace::v1::Span, k: &str| {
+            s.attributes
+                .iter()
+                .find(|a| a.key == k)
+                .and_then(|a| a.value.clone())
+                .and_then(|v| v.value)
+        };
+
+        assert_eq!(outer.name, "outer");
+        assert_eq!(outer.kind, 2, "server");
+        assert_eq!(hex(&outer.trace_id), "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(hex(&outer.parent_span_id), "00f067aa0ba902b7");
+        assert_eq!(outer.trace_state, "k=v");
+        assert_eq!(outer.flags, 0x301, "sampled, with a remote parent");
+        assert_eq!(attr(outer, "count"), Some(Any::IntValue(3)));
+        assert_eq!(attr(outer, "ok"), Some(Any::BoolValue(true)));
+        assert_eq!(attr(outer, "ratio"), Some(Any::DoubleValue(0.5)));
+        assert_eq!(attr(outer, "note"), Some(Any::StringValue(long.clone())));
+        assert!(outer.end_time_unix_nano >= outer.start_time_unix_nano);
+        assert!(outer.start_time_unix_nano > 0);
+
+        assert_eq!(inner.name, "tools/call echo");
+        assert_eq!(inner.kind, 1, "internal");
+        assert_eq!(inner.trace_id, outer.trace_id);
+        assert_eq!(inner.parent_span_id, outer.span_id);
+        assert_eq!(inner.flags, 0x101, "sampled, with a local parent");
+        assert_eq!(
+            attr(inner, "error.type"),
+            Some(Any::StringValue("tool_error".into()))
+        );
+        assert_eq!(inner.status.as_ref().map(|s| s.code), Some(2));
+        assert_eq!(inner.links.len(), 1);
+        assert_eq!(hex(&inner.links[0].span_id), "b7ad6b7169203331");
+        assert_eq!(inner.events.len(), 1);
+        assert_eq!(inner.events[0].name, "requestState refused");
+        assert_eq!(inner.events[0].attributes[0].key, "reason");
+    }
+
+    /// A message past 127 bytes needs a longer length prefix: the body moves along.
+    #[test]
+    fn long_nested_messages_get_their_full_length() {
+        let mut e = Encoder::with_capacity(8);
+        let outer = e.open(1);
+        e.bytes(2, &[7u8; 300]);
+        e.close(outer);
+        let b = e.into_bytes();
+        assert_eq!(&b[..4], &[0x0a, 0xaf, 0x02, 0x12]);
+        assert_eq!(b.len(), 1 + 2 + 1 + 2 + 300);
+    }
+
+    fn hex(b: &[u8]) -> String {
+        b.iter().map(|x| format!("{x:02x}")).collect()
+    }
+}

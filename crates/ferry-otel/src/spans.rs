@@ -1,0 +1,771 @@
+//! Ferry's span pipeline: a `tracing` layer that gives every span it sees a W3C trace
+//! context (trace id, span id, parent, flags, `tracestate`) and records its name, kind,
+//! attributes, events, links and status into one [`SpanRecord`], handed to the exporter
+//! when the span closes.
+//!
+//! A record keeps all of its text (attribute values, the name when it is computed, event
+//! fields) in one buffer, so a request span costs a handful of allocations, and the
+//! exporter encodes records straight into OTLP protobuf ([`crate::otlp`]).
+//!
+//! The `otel.*` fields have the meaning `tracing-opentelemetry` gives them: `otel.name`
+//! (the span's name), `otel.kind` (`server`, `client`, `internal`, `producer`,
+//! `consumer`), `otel.status_code` (`ERROR`, `OK`) and `otel.status_description`. An
+//! event inside a span becomes a span event named by its message, and an `ERROR` event
+//! marks the span's status as an error.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use ferry_protocol::trace::{TraceContext, TraceHooks};
+use rand::Rng as _;
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::{LookupSpan, Registry};
+
+use crate::export::Batcher;
+
+/// Attributes, events and links kept per span (the OpenTelemetry SDK's default limits);
+/// more are counted out.
+const MAX_ATTRIBUTES: usize = 128;
+const MAX_EVENTS: usize = 128;
+const MAX_LINKS: usize = 128;
+/// Bytes of text (attribute values, event names) kept per span: past this, values are
+/// cut at a character boundary.
+const MAX_TEXT: usize = 64 * 1024;
+
+/// The W3C `sampled` trace flag.
+const SAMPLED: u8 = 0x01;
+
+/// The span kinds of OpenTelemetry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SpanKind {
+    Internal,
+    Server,
+    Client,
+    Producer,
+    Consumer,
+}
+
+/// A span's status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StatusCode {
+    Unset,
+    Ok,
+    Error,
+}
+
+/// An attribute's value; text lives in the span's buffer.
+#[derive(Debug, Clone)]
+pub(crate) enum AttrValue {
+    Text(Range<u32>),
+    Bool(bool),
+    I64(i64),
+    F64(f64),
+}
+
+/// One attribute: `tracing` field names are static.
+#[derive(Debug, Clone)]
+pub(crate) struct Attribute {
+    pub(crate) key: &'static str,
+    pub(crate) value: AttrValue,
+}
+
+/// A span event.
+#[derive(Debug)]
+pub(crate) struct SpanEvent {
+    pub(crate) time: u64,
+    pub(crate) name: String,
+    pub(crate) attributes: Vec<Attribute>,
+}
+
+/// A link to another span.
+#[derive(Debug)]
+pub(crate) struct Link {
+    pub(crate) trace_id: [u8; 16],
+    pub(crate) span_id: [u8; 8],
+    pub(crate) flags: u8,
+}
+
+/// The name: the callsite's, or text computed for this span (`otel.name`).
+#[derive(Debug)]
+enum Name {
+    Static(&'static str),
+    Text(Range<u32>),
+}
+
+/// Everything one span records, from creation to close.
+#[derive(Debug)]
+pub(crate) struct SpanRecord {
+    pub(crate) trace_id: [u8; 16],
+    pub(crate) span_id: [u8; 8],
+    pub(crate) parent_id: Option<[u8; 8]>,
+    /// Whether the parent came from another process (a `traceparent`).
+    pub(crate) remote_parent: bool,
+    /// W3C trace flags.
+    pub(crate) flags: u8,
+    pub(crate) trace_state: Option<String>,
+    name: Name,
+    pub(crate) kind: SpanKind,
+    /// Unix nanoseconds.
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) attributes: Vec<Attribute>,
+    pub(crate) events: Vec<SpanEvent>,
+    pub(crate) links: Vec<Link>,
+    pub(crate) status: StatusCode,
+    pub(crate) status_message: String,
+    /// The text of attribute values (and of the name when computed).
+    pub(crate) text: String,
+}
+
+impl SpanRecord {
+    /// The span's name.
+    pub(crate) fn name(&self) -> &str {
+        match &self.name {
+            Name::Static(s) => s,
+            Name::Text(r) => &self.text[r.start as usize..r.end as usize],
+        }
+    }
+
+    fn sampled(&self) -> bool {
+        self.flags & SAMPLED != 0
+    }
+
+    /// Appends `s` to the text buffer (cut to what the limit leaves).
+    fn push_text(&mut self, s: &str) -> Range<u32> {
+        let start = self.text.len();
+        let room = MAX_TEXT.saturating_sub(start);
+        self.text.push_str(cut(s, room));
+        start as u32..self.text.len() as u32
+    }
+
+    /// Formats `value` into the text buffer (cut to what the limit leaves).
+    fn push_debug(&mut self, value: &dyn std::fmt::Debug) -> Range<u32> {
+        let start = self.text.len();
+        let _ = write!(self.text, "{value:?}");
+        if self.text.len() > MAX_TEXT {
+            let keep = cut(&self.text[start..], MAX_TEXT.saturating_sub(start)).len();
+            self.text.truncate(start + keep);
+        }
+        start as u32..self.text.len() as u32
+    }
+
+    /// Sets `key` (replacing an earlier value).
+    fn set(&mut self, key: &'static str, value: AttrValue) {
+        if let Some(a) = self.attributes.iter_mut().find(|a| a.key == key) {
+            a.value = value;
+        } else if self.attributes.len() < MAX_ATTRIBUTES {
+            self.attributes.push(Attribute { key, value });
+        }
+    }
+
+    /// This span's context in W3C form.
+    fn context(&self) -> TraceContext {
+        let mut traceparent = String::with_capacity(55);
+        traceparent.push_str("00-");
+        push_hex(&mut traceparent, &self.trace_id);
+        traceparent.push('-');
+        push_hex(&mut traceparent, &self.span_id);
+        traceparent.push('-');
+        push_hex(&mut traceparent, &[self.flags]);
+        TraceContext {
+            traceparent,
+            tracestate: self.trace_state.clone(),
+        }
+    }
+}
+
+/// The longest prefix of `s` of at most `max` bytes that ends on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+fn push_hex(out: &mut String, bytes: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)] as char);
+        out.push(HEX[usize::from(b & 15)] as char);
+    }
+}
+
+fn now_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+        .unwrap_or(0)
+}
+
+/// A parsed `traceparent`: trace id, parent span id, flags. `None` when malformed, or
+/// when either id is all zeros (W3C Trace Context, section 3.2).
+pub(crate) fn parse_traceparent(s: &str) -> Option<([u8; 16], [u8; 8], u8)> {
+    let s = s.trim();
+    let mut parts = s.split('-');
+    let version = parts.next()?;
+    let trace = parts.next()?;
+    let span = parts.next()?;
+    let flags = parts.next()?;
+    // Version 00 has exactly four parts; later versions may append more.
+    if version.len() != 2 || version == "ff" || (version == "00" && parts.next().is_some()) {
+        return None;
+    }
+    hex_byte(version)?;
+    let mut trace_id = [0u8; 16];
+    let mut span_id = [0u8; 8];
+    if trace.len() != 32 || span.len() != 16 || flags.len() != 2 {
+        return None;
+    }
+    for (i, b) in trace_id.iter_mut().enumerate() {
+        *b = hex_byte(&trace[2 * i..2 * i + 2])?;
+    }
+    for (i, b) in span_id.iter_mut().enumerate() {
+        *b = hex_byte(&span[2 * i..2 * i + 2])?;
+    }
+    let flags = hex_byte(flags)?;
+    if trace_id == [0; 16] || span_id == [0; 8] {
+        return None;
+    }
+    Some((trace_id, span_id, flags))
+}
+
+/// Two lowercase hex digits (W3C ids are lowercase).
+fn hex_byte(s: &str) -> Option<u8> {
+    let digit = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let b = s.as_bytes();
+    Some(digit(*b.first()?)? << 4 | digit(*b.get(1)?)?)
+}
+
+/// Which new traces are recorded: the standard `OTEL_TRACES_SAMPLER` (and
+/// `OTEL_TRACES_SAMPLER_ARG` for the ratios). Parent-based samplers (the default,
+/// `parentbased_always_on`) follow the parent's `sampled` flag when there is one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Sampler {
+    /// Whether a span with a parent follows the parent's decision.
+    parent_based: bool,
+    /// The share of new traces recorded, 0.0 to 1.0.
+    ratio: f64,
+}
+
+impl Sampler {
+    /// Reads the sampler through `var`; an unknown name keeps the default, with a
+    /// message on stderr.
+    pub(crate) fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Self {
+        let arg = || {
+            var("OTEL_TRACES_SAMPLER_ARG")
+                .and_then(|a| a.trim().parse::<f64>().ok())
+                .filter(|r| (0.0..=1.0).contains(r))
+                .unwrap_or(1.0)
+        };
+        let (parent_based, ratio) = match var("OTEL_TRACES_SAMPLER").as_deref().map(str::trim) {
+            None | Some("") | Some("parentbased_always_on") => (true, 1.0),
+            Some("always_on") => (false, 1.0),
+            Some("always_off") => (false, 0.0),
+            Some("parentbased_always_off") => (true, 0.0),
+            Some("traceidratio") => (false, arg()),
+            Some("parentbased_traceidratio") => (true, arg()),
+            Some(other) => {
+                eprintln!("OTEL_TRACES_SAMPLER {other:?} is not supported; sampling every trace");
+                (true, 1.0)
+            }
+        };
+        Sampler {
+            parent_based,
+            ratio,
+        }
+    }
+
+    /// Whether a new trace (no parent) with this id is recorded: the ratio compared
+    /// against the id's last eight bytes, so every service decides alike.
+    fn root(&self, trace_id: &[u8; 16]) -> bool {
+        if self.ratio >= 1.0 {
+            return true;
+        }
+        if self.ratio <= 0.0 {
+            return false;
+        }
+        let mut low = [0u8; 8];
+        low.copy_from_slice(&trace_id[8..]);
+        let x = u64::from_be_bytes(low) >> 1;
+        (x as f64) < self.ratio * (1u64 << 63) as f64
+    }
+
+    /// The decision for a span whose parent is `parent_sampled` (`None`: a root).
+    fn decide(&self, trace_id: &[u8; 16], parent_sampled: Option<bool>) -> bool {
+        match parent_sampled {
+            Some(p) if self.parent_based => p,
+            _ => self.root(trace_id),
+        }
+    }
+}
+
+/// The layer that records spans for export.
+pub(crate) struct SpanLayer {
+    sampler: Sampler,
+    /// Where closed, sampled spans go; `None` when spans only carry ids (nothing is
+    /// exported).
+    sink: Option<Arc<Batcher>>,
+}
+
+impl SpanLayer {
+    pub(crate) fn new(sampler: Sampler, sink: Option<Arc<Batcher>>) -> Self {
+        SpanLayer { sampler, sink }
+    }
+}
+
+/// Writes fields into a record.
+struct Recorder<'a>(&'a mut SpanRecord);
+
+impl Recorder<'_> {
+    fn special(&mut self, field: &Field, text: &str) -> bool {
+        let r = &mut *self.0;
+        match field.name() {
+            "otel.kind" => {
+                r.kind = match text.trim().to_ascii_lowercase().as_str() {
+                    "server" => SpanKind::Server,
+                    "client" => SpanKind::Client,
+                    "producer" => SpanKind::Producer,
+                    "consumer" => SpanKind::Consumer,
+                    _ => SpanKind::Internal,
+                };
+            }
+            "otel.status_code" => {
+                r.status = match text.trim().to_ascii_uppercase().as_str() {
+                    "ERROR" => StatusCode::Error,
+                    "OK" => StatusCode::Ok,
+                    _ => StatusCode::Unset,
+                };
+            }
+            "otel.status_description" | "otel.status_message" => {
+                r.status_message.clear();
+                r.status_message.push_str(cut(text, 4096));
+            }
+            _ => return false,
+        }
+        true
+    }
+}
+
+impl Visit for Recorder<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if self.special(field, value) {
+            return;
+        }
+        let range = self.0.push_text(value);
+        if field.name() == "otel.name" {
+            self.0.name = Name::Text(range);
+        } else {
+            self.0.set(field.name(), AttrValue::Text(range));
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if matches!(
+            field.name(),
+            "otel.kind" | "otel.status_code" | "otel.status_description" | "otel.status_message"
+        ) {
+            let text = format!("{value:?}");
+            self.special(field, text.trim_matches('"'));
+            return;
+        }
+        let range = self.0.push_debug(value);
+        if field.name() == "otel.name" {
+            self.0.name = Name::Text(range);
+        } else {
+            self.0.set(field.name(), AttrValue::Text(range));
+        }
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.0.set(field.name(), AttrValue::I64(value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        match i64::try_from(value) {
+            Ok(v) => self.record_i64(field, v),
+            Err(_) => self.record_debug(field, &value),
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.0.set(field.name(), AttrValue::F64(value));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.0.set(field.name(), AttrValue::Bool(value));
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+}
+
+/// Writes an event's fields into a span event, its text in the span's buffer.
+struct EventRecorder<'a> {
+    span: &'a mut SpanRecord,
+    event: &'a mut SpanEvent,
+}
+
+impl EventRecorder<'_> {
+    fn push(&mut self, key: &'static str, value: AttrValue) {
+        if self.event.attributes.len() < MAX_ATTRIBUTES {
+            self.event.attributes.push(Attribute { key, value });
+        }
+    }
+}
+
+impl Visit for EventRecorder<'_> {
+    fn record_str(&mut self, field: &Field, value: &str) {
+        if field.name() == "message" {
+            self.event.name = cut(value, 1024).to_owned();
+            return;
+        }
+        let range = self.span.push_text(value);
+        self.push(field.name(), AttrValue::Text(range));
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.event.name = format!("{value:?}");
+            let keep = cut(&self.event.name, 1024).len();
+            self.event.name.truncate(keep);
+            return;
+        }
+        let range = self.span.push_debug(value);
+        self.push(field.name(), AttrValue::Text(range));
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.push(field.name(), AttrValue::I64(value));
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        match i64::try_from(value) {
+            Ok(v) => self.record_i64(field, v),
+            Err(_) => self.record_debug(field, &value),
+        }
+    }
+
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.push(field.name(), AttrValue::F64(value));
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.push(field.name(), AttrValue::Bool(value));
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+}
+
+impl<S> tracing_subscriber::Layer<S> for SpanLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        let parent = if let Some(p) = attrs.parent() {
+            ctx.span(p)
+        } else if attrs.is_contextual() {
+            ctx.lookup_current()
+        } else {
+            None
+        };
+        // The nearest ancestor this layer recorded.
+        let inherited = parent.and_then(|p| {
+            p.scope().find_map(|s| {
+                s.extensions()
+                    .get::<SpanRecord>()
+                    .map(|r| (r.trace_id, r.span_id, r.flags, r.trace_state.clone()))
+            })
+        });
+        let mut rng = rand::rng();
+        let mut span_id: [u8; 8] = rng.random();
+        if span_id == [0; 8] {
+            span_id[7] = 1;
+        }
+        let (trace_id, parent_id, flags, trace_state) = match inherited {
+            Some((trace, parent, flags, state)) => (
+                trace,
+                Some(parent),
+                if self.sampler.decide(&trace, Some(flags & SAMPLED != 0)) {
+                    SAMPLED
+                } else {
+                    0
+                },
+                state,
+            ),
+            None => {
+                let mut trace: [u8; 16] = rng.random();
+                if trace == [0; 16] {
+                    trace[15] = 1;
+                }
+                let flags = if self.sampler.decide(&trace, None) {
+                    SAMPLED
+                } else {
+                    0
+                };
+                (trace, None, flags, None)
+            }
+        };
+        let mut record = SpanRecord {
+            trace_id,
+            span_id,
+            parent_id,
+            remote_parent: false,
+            flags,
+            trace_state,
+            name: Name::Static(attrs.metadata().name()),
+            kind: SpanKind::Internal,
+            start: now_nanos(),
+            end: 0,
+            attributes: Vec::with_capacity(attrs.fields().len()),
+            events: Vec::new(),
+            links: Vec::new(),
+            status: StatusCode::Unset,
+            status_message: String::new(),
+            text: String::with_capacity(128),
+        };
+        // Recorded even when not sampled: a remote parent given after creation may
+        // turn sampling on.
+        attrs.record(&mut Recorder(&mut record));
+        span.extensions_mut().insert(record);
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else {
+            return;
+        };
+        if let Some(record) = span.extensions_mut().get_mut::<SpanRecord>() {
+            values.record(&mut Recorder(record));
+        }
+    }
+
+    fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
+        let Some(other) = ctx
+            .span(follows)
+            .and_then(|s| s.extensions().get::<SpanRecord>().map(link_to))
+        else {
+            return;
+        };
+        if let Some(span) = ctx.span(id)
+            && let Some(record) = span.extensions_mut().get_mut::<SpanRecord>()
+            && record.links.len() < MAX_LINKS
+        {
+            record.links.push(other);
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.event_span(event) else {
+            return;
+        };
+        let mut ext = span.extensions_mut();
+        let Some(record) = ext.get_mut::<SpanRecord>() else {
+            return;
+        };
+        if !record.sampled() || record.events.len() >= MAX_EVENTS {
+            return;
+        }
+        let mut ev = SpanEvent {
+            time: now_nanos(),
+            name: String::new(),
+            attributes: Vec::new(),
+        };
+        event.record(&mut EventRecorder {
+            span: record,
+            event: &mut ev,
+        });
+        if ev.name.is_empty() {
+            ev.name = event.metadata().name().to_owned();
+        }
+        if *event.metadata().level() == Level::ERROR && record.status == StatusCode::Unset {
+            record.status = StatusCode::Error;
+        }
+        record.events.push(ev);
+    }
+
+    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
+        let Some(sink) = &self.sink else {
+            return;
+        };
+        let Some(span) = ctx.span(&id) else {
+            return;
+        };
+        let Some(mut record) = span.extensions_mut().remove::<SpanRecord>() else {
+            return;
+        };
+        if record.sampled() {
+            record.end = now_nanos();
+            sink.push(record);
+        }
+    }
+}
+
+fn link_to(r: &SpanRecord) -> Link {
+    Link {
+        trace_id: r.trace_id,
+        span_id: r.span_id,
+        flags: r.flags,
+    }
+}
+
+/// Runs `f` on the record of `span`, when the global subscriber is Ferry's and the span
+/// has one.
+fn with_record<R>(span: &tracing::Span, f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
+    let mut f = Some(f);
+    span.with_subscriber(|(id, dispatch)| {
+        let registry = dispatch.downcast_ref::<Registry>()?;
+        let span = registry.span(id)?;
+        let mut ext = span.extensions_mut();
+        let record = ext.get_mut::<SpanRecord>()?;
+        f.take().map(|f| f(record))
+    })
+    .flatten()
+}
+
+/// The hooks through which Ferry's libraries parent, link and read their spans.
+pub(crate) fn hooks() -> TraceHooks {
+    TraceHooks {
+        set_parent,
+        add_link,
+        context_of,
+    }
+}
+
+/// The sampler the hooks use for a remote parent's decision (set once by `init`).
+static SAMPLER: std::sync::OnceLock<Sampler> = std::sync::OnceLock::new();
+
+pub(crate) fn set_sampler(sampler: Sampler) {
+    let _ = SAMPLER.set(sampler);
+}
+
+fn set_parent(span: &tracing::Span, cx: &TraceContext) {
+    let Some((trace_id, parent, flags)) = parse_traceparent(&cx.traceparent) else {
+        return;
+    };
+    let sampler = SAMPLER.get().copied().unwrap_or(Sampler {
+        parent_based: true,
+        ratio: 1.0,
+    });
+    with_record(span, |r| {
+        r.trace_id = trace_id;
+        r.parent_id = Some(parent);
+        r.remote_parent = true;
+        let sampled = sampler.decide(&trace_id, Some(flags & SAMPLED != 0));
+        r.flags = (flags & !SAMPLED) | if sampled { SAMPLED } else { 0 };
+        r.trace_state = cx
+            .tracestate
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && s.len() <= 512)
+            .map(str::to_owned);
+    });
+}
+
+fn add_link(span: &tracing::Span, traceparent: &str) {
+    let Some((trace_id, span_id, flags)) = parse_traceparent(traceparent) else {
+        return;
+    };
+    with_record(span, |r| {
+        if r.links.len() < MAX_LINKS {
+            r.links.push(Link {
+                trace_id,
+                span_id,
+                flags,
+            });
+        }
+    });
+}
+
+fn context_of(span: &tracing::Span) -> Option<TraceContext> {
+    with_record(span, |r| r.context())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn traceparent_round_trip_and_rejections() {
+        let tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+        let (trace, span, flags) = parse_traceparent(tp).expect("valid");
+        assert_eq!(trace[0], 0x4b);
+        assert_eq!(span[7], 0xb7);
+        assert_eq!(flags, 1);
+        for bad in [
+            "",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7",
+            "00-00000000000000000000000000000000-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-0000000000000000-01",
+            "ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+            "00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01",
+            "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-extra",
+            "00-4bf92f3577b34da6a3ce929d0e0e473-00f067aa0ba902b7-01",
+        ] {
+            assert!(parse_traceparent(bad).is_none(), "{bad}");
+        }
+        // A later version may carry more parts.
+        assert!(
+            parse_traceparent("01-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-ab")
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn samplers_from_the_environment() {
+        let read = |pairs: &'static [(&'static str, &'static str)]| {
+            Sampler::from_lookup(|k| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| (*v).to_owned())
+            })
+        };
+        let trace = [0xffu8; 16];
+        let default = read(&[]);
+        assert!(default.decide(&trace, None));
+        assert!(!default.decide(&trace, Some(false)));
+        let off = read(&[("OTEL_TRACES_SAMPLER", "always_off")]);
+        assert!(!off.decide(&trace, Some(true)));
+        let ratio = read(&[
+            ("OTEL_TRACES_SAMPLER", "traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0.5"),
+        ]);
+        let mut low = [0u8; 16];
+        low[8] = 0x10;
+        assert!(ratio.decide(&low, None));
+        assert!(!ratio.decide(&trace, None));
+        // Not parent based: the ratio decides even under a sampled parent.
+        assert!(!ratio.decide(&trace, Some(true)));
+        let parent = read(&[
+            ("OTEL_TRACES_SAMPLER", "parentbased_traceidratio"),
+            ("OTEL_TRACES_SAMPLER_ARG", "0"),
+        ]);
+        assert!(parent.decide(&trace, Some(true)));
+        assert!(!parent.decide(&low, None));
+    }
+
+    #[test]
+    fn text_is_cut_at_a_character_boundary() {
+        assert_eq!(cut("héllo", 2), "h");
+        assert_eq!(cut("héllo", 3), "hé");
+        assert_eq!(cut("abc", 10), "abc");
+    }
+}
