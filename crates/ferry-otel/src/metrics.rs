@@ -6,8 +6,10 @@
 
 use std::time::Instant;
 
-use opentelemetry::KeyValue;
+use ferry_protocol::methods::Method;
+use ferry_protocol::version::ProtocolVersion;
 use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
+use opentelemetry::{KeyValue, StringValue};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Subscriber};
@@ -113,13 +115,30 @@ struct Timing {
 
 #[derive(Default)]
 struct Fields {
-    method: Option<String>,
-    version: Option<String>,
-    tool: Option<String>,
-    error_type: Option<String>,
-    transport: Option<String>,
+    method: Option<StringValue>,
+    version: Option<StringValue>,
+    tool: Option<StringValue>,
+    error_type: Option<StringValue>,
+    transport: Option<StringValue>,
     round: Option<u64>,
     input_required: bool,
+}
+
+/// `value` as an attribute value: the static name when it is a method, a protocol
+/// version or another value Ferry's spans repeat, so most measurements copy no text.
+fn attribute_value(value: &str) -> StringValue {
+    if let Some(m) = Method::parse(value) {
+        return m.as_str().into();
+    }
+    if let Some(v) = ProtocolVersion::parse(value) {
+        return v.as_str().into();
+    }
+    match value {
+        "tcp" => "tcp".into(),
+        "pipe" => "pipe".into(),
+        "tool_error" => "tool_error".into(),
+        other => other.to_owned().into(),
+    }
 }
 
 impl Visit for Fields {
@@ -132,7 +151,7 @@ impl Visit for Fields {
             "network.transport" => &mut self.transport,
             _ => return,
         };
-        *slot = Some(value.to_owned());
+        *slot = Some(attribute_value(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
@@ -155,7 +174,7 @@ impl Visit for Fields {
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
         if field.name() == "error.type" {
-            self.error_type = Some(format!("{value:?}").trim_matches('"').to_owned());
+            self.error_type = Some(attribute_value(format!("{value:?}").trim_matches('"')));
         }
     }
 }
