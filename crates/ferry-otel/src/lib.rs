@@ -155,30 +155,12 @@ impl Telemetry {
             vec![fmt.with_filter(log_filter).boxed()];
 
         let resource = resource(&self.service_name, export.service_name.as_deref());
-        let mut span_exporter = None;
-        if export.enabled || self.always_trace {
-            let env = |k: &str| std::env::var(k).ok();
-            let sampler = spans::Sampler::from_lookup(env);
-            if export.enabled {
-                let settings = export::Settings::from_lookup(&export, env);
-                let exporter = export::Exporter::start(settings, preamble(&resource))
-                    .map_err(|e| Error::Exporter(e.to_string()))?;
-                span_exporter = Some(exporter);
-            }
-            let sink = span_exporter.as_ref().map(export::Exporter::batcher);
-            layers.push(
-                spans::SpanLayer::new(sampler, sink)
-                    .with_filter(otel_filter())
-                    .boxed(),
-            );
-            spans::set_sampler(sampler);
-            ferry_protocol::trace::install_hooks(spans::hooks());
-        }
-
+        let record_spans = export.enabled || self.always_trace;
         let mut meter_provider = None;
         let mut metrics_text = None;
+        let mut instruments = None;
         if export.enabled || self.prometheus {
-            let mut builder = SdkMeterProvider::builder().with_resource(resource);
+            let mut builder = SdkMeterProvider::builder().with_resource(resource.clone());
             if export.enabled {
                 builder = builder.with_periodic_exporter(metric_exporter(&export)?);
             }
@@ -189,13 +171,38 @@ impl Telemetry {
             }
             let provider = builder.build();
             let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "ferry");
-            let instruments = metrics::Instruments::new(&meter);
+            instruments = Some(metrics::Instruments::new(&meter));
+            meter_provider = Some(provider);
+        }
+
+        let mut span_exporter = None;
+        if record_spans || instruments.is_some() {
+            let env = |k: &str| std::env::var(k).ok();
+            let sampler = spans::Sampler::from_lookup(env);
+            if export.enabled {
+                let settings = export::Settings::from_lookup(&export, env);
+                let exporter = export::Exporter::start(settings, preamble(&resource))
+                    .map_err(|e| Error::Exporter(e.to_string()))?;
+                span_exporter = Some(exporter);
+            }
+            let sink = span_exporter.as_ref().map(export::Exporter::batcher);
+            // One layer records spans for export and measures them: with spans off it
+            // sees only the request spans and the events metrics count.
+            let filter = if record_spans {
+                otel_filter(instruments.is_some())
+            } else {
+                metrics_filter()
+            };
             layers.push(
-                metrics::MetricsLayer::new(instruments)
-                    .with_filter(metrics_filter())
+                spans::SpanLayer::new(sampler, sink)
+                    .with_metrics(instruments)
+                    .with_filter(filter)
                     .boxed(),
             );
-            meter_provider = Some(provider);
+            if record_spans {
+                spans::set_sampler(sampler);
+                ferry_protocol::trace::install_hooks(spans::hooks());
+            }
         }
 
         tracing_subscriber::registry()
@@ -306,11 +313,17 @@ fn log_filter(directives: Option<String>) -> Result<Targets, Error> {
 }
 
 /// What goes to OpenTelemetry: request spans, the events inside them, and the
-/// application's own spans at `info` and above.
-fn otel_filter() -> Targets {
+/// application's own spans at `info` and above; with `metrics`, also the `debug` events
+/// they count.
+fn otel_filter(metrics: bool) -> Targets {
     use tracing::level_filters::LevelFilter;
     // The exporters' own HTTP and gRPC stacks stay out: exporting must not trace itself.
     let mut f = Targets::new().with_default(tracing::Level::INFO);
+    if metrics {
+        f = f
+            .with_target(LISTEN_TARGET, tracing::Level::DEBUG)
+            .with_target(TASK_TARGET, tracing::Level::DEBUG);
+    }
     for quiet in [
         "h2",
         "hyper",
@@ -325,7 +338,8 @@ fn otel_filter() -> Targets {
     f
 }
 
-/// What the metrics layer sees: request spans and the events it counts.
+/// What the span layer sees when only metrics are kept: request spans and the events
+/// it counts.
 fn metrics_filter() -> Targets {
     Targets::new()
         .with_target(SERVER_REQUEST_TARGET, tracing::Level::INFO)

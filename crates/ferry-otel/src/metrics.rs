@@ -1,20 +1,17 @@
-//! MCP metrics, derived from Ferry's request spans and events by a `tracing` layer, so
-//! the libraries need no metrics API: the convention's operation durations
-//! (`mcp.server.operation.duration`, `mcp.client.operation.duration`, seconds), requests
-//! by method and outcome, multi round-trip rounds per call and `requestState` refusals
-//! by reason.
-
-use std::time::Instant;
+//! MCP metrics, derived from Ferry's request spans and events (by the span layer, from
+//! the record it keeps of each span), so the libraries need no metrics API: the
+//! convention's operation durations (`mcp.server.operation.duration`,
+//! `mcp.client.operation.duration`, seconds), requests by method and outcome, multi
+//! round-trip rounds per call and `requestState` refusals by reason.
 
 use ferry_protocol::methods::Method;
 use ferry_protocol::version::ProtocolVersion;
 use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
 use opentelemetry::{KeyValue, StringValue};
+use tracing::Event;
 use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Subscriber};
-use tracing_subscriber::layer::Context;
-use tracing_subscriber::registry::LookupSpan;
+
+use crate::spans::SpanRecord;
 
 /// `tracing` target of server request spans.
 pub const SERVER_REQUEST_TARGET: &str = "ferry_server::request";
@@ -89,39 +86,22 @@ impl Instruments {
     }
 }
 
-/// The `tracing` layer that turns request spans into measurements.
-pub(crate) struct MetricsLayer {
-    instruments: Instruments,
-}
-
-impl MetricsLayer {
-    pub(crate) fn new(instruments: Instruments) -> Self {
-        MetricsLayer { instruments }
-    }
-}
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Side {
+/// Which side of a request a request span is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
     Server,
     Client,
 }
 
-/// What a request span has recorded so far.
-struct Timing {
-    start: Instant,
-    side: Side,
-    fields: Fields,
-}
-
-#[derive(Default)]
-struct Fields {
-    method: Option<StringValue>,
-    version: Option<StringValue>,
-    tool: Option<StringValue>,
-    error_type: Option<StringValue>,
-    transport: Option<StringValue>,
-    round: Option<u64>,
-    input_required: bool,
+impl Side {
+    /// The side of a span of `target`, if it is a request span.
+    pub(crate) fn of(target: &str) -> Option<Side> {
+        match target {
+            SERVER_REQUEST_TARGET => Some(Side::Server),
+            CLIENT_REQUEST_TARGET => Some(Side::Client),
+            _ => None,
+        }
+    }
 }
 
 /// `value` as an attribute value: the static name when it is a method, a protocol
@@ -138,44 +118,6 @@ fn attribute_value(value: &str) -> StringValue {
         "pipe" => "pipe".into(),
         "tool_error" => "tool_error".into(),
         other => other.to_owned().into(),
-    }
-}
-
-impl Visit for Fields {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        let slot = match field.name() {
-            "mcp.method.name" => &mut self.method,
-            "mcp.protocol.version" => &mut self.version,
-            "gen_ai.tool.name" => &mut self.tool,
-            "error.type" => &mut self.error_type,
-            "network.transport" => &mut self.transport,
-            _ => return,
-        };
-        *slot = Some(attribute_value(value));
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        if field.name() == "ferry.mcp.call.round" {
-            self.round = Some(value);
-        }
-    }
-
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        if let Ok(v) = u64::try_from(value) {
-            self.record_u64(field, v);
-        }
-    }
-
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        if field.name() == "ferry.mcp.input_required" {
-            self.input_required = value;
-        }
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "error.type" {
-            self.error_type = Some(attribute_value(format!("{value:?}").trim_matches('"')));
-        }
     }
 }
 
@@ -211,107 +153,77 @@ impl Visit for EventFields {
     }
 }
 
-impl<S> tracing_subscriber::Layer<S> for MetricsLayer
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let side = match attrs.metadata().target() {
-            SERVER_REQUEST_TARGET => Side::Server,
-            CLIENT_REQUEST_TARGET => Side::Client,
-            _ => return,
-        };
-        let Some(span) = ctx.span(id) else {
-            return;
-        };
-        let mut fields = Fields::default();
-        attrs.record(&mut fields);
-        span.extensions_mut().insert(Timing {
-            start: Instant::now(),
-            side,
-            fields,
-        });
-    }
-
-    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else {
-            return;
-        };
-        if let Some(t) = span.extensions_mut().get_mut::<Timing>() {
-            values.record(&mut t.fields);
-        }
-    }
-
-    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+impl Instruments {
+    /// Counts an event of [`STATE_TARGET`], [`LISTEN_TARGET`] or [`TASK_TARGET`];
+    /// `false` for any other event.
+    pub(crate) fn event(&self, event: &Event<'_>) -> bool {
         let target = event.metadata().target();
         if ![STATE_TARGET, LISTEN_TARGET, TASK_TARGET].contains(&target) {
-            return;
+            return false;
         }
         let mut f = EventFields::default();
         event.record(&mut f);
         match target {
             STATE_TARGET => {
                 let reason = f.reason.unwrap_or_else(|| "unknown".to_owned());
-                self.instruments
-                    .refusals
+                self.refusals
                     .add(1, &[KeyValue::new("ferry.refusal.reason", reason)]);
             }
-            LISTEN_TARGET => self.instruments.listen_streams.add(f.change, &[]),
+            LISTEN_TARGET => self.listen_streams.add(f.change, &[]),
             _ => {
                 let status = f.status.unwrap_or_else(|| "unknown".to_owned());
-                self.instruments
-                    .tasks
+                self.tasks
                     .add(1, &[KeyValue::new("ferry.task.status", status)]);
             }
         }
+        true
     }
 
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else {
-            return;
-        };
-        let Some(t) = span.extensions_mut().remove::<Timing>() else {
-            return;
-        };
-        let seconds = t.start.elapsed().as_secs_f64();
-        let f = t.fields;
+    /// Measures a request span of `side` that closed.
+    pub(crate) fn request_closed(&self, side: Side, record: &SpanRecord) {
+        let seconds = record.started.elapsed().as_secs_f64();
+        let text = |key: &str| record.text(key).map(attribute_value);
+        let method = text("mcp.method.name");
+        let error_type = text("error.type");
         let mut attrs = Vec::with_capacity(5);
-        if let Some(m) = &f.method {
+        if let Some(m) = &method {
             attrs.push(KeyValue::new("mcp.method.name", m.clone()));
         }
-        if let Some(v) = &f.version {
-            attrs.push(KeyValue::new("mcp.protocol.version", v.clone()));
+        for key in [
+            "mcp.protocol.version",
+            "gen_ai.tool.name",
+            "network.transport",
+        ] {
+            if let Some(v) = text(key) {
+                attrs.push(KeyValue::new(key, v));
+            }
         }
-        if let Some(tool) = &f.tool {
-            attrs.push(KeyValue::new("gen_ai.tool.name", tool.clone()));
-        }
-        if let Some(tr) = &f.transport {
-            attrs.push(KeyValue::new("network.transport", tr.clone()));
-        }
-        if let Some(e) = &f.error_type {
+        if let Some(e) = &error_type {
             attrs.push(KeyValue::new("error.type", e.clone()));
         }
-        match t.side {
-            Side::Client => self.instruments.client_duration.record(seconds, &attrs),
+        match side {
+            Side::Client => self.client_duration.record(seconds, &attrs),
             Side::Server => {
-                self.instruments.server_duration.record(seconds, &attrs);
-                let outcome = if f.error_type.is_some() {
+                self.server_duration.record(seconds, &attrs);
+                let input_required = record.flag("ferry.mcp.input_required") == Some(true);
+                let outcome = if error_type.is_some() {
                     "error"
-                } else if f.input_required {
+                } else if input_required {
                     "input_required"
                 } else {
                     "ok"
                 };
                 let mut by = Vec::with_capacity(2);
-                if let Some(m) = f.method {
+                if let Some(m) = method {
                     by.push(KeyValue::new("mcp.method.name", m));
                 }
                 by.push(KeyValue::new("ferry.outcome", outcome));
-                self.instruments.requests.add(1, &by);
-                if let Some(round) = f.round
-                    && !f.input_required
+                self.requests.add(1, &by);
+                if let Some(round) = record.int("ferry.mcp.call.round")
+                    && !input_required
                 {
-                    self.instruments.rounds.record(round, &by[..by.len() - 1]);
+                    self.rounds
+                        .record(u64::try_from(round).unwrap_or(0), &by[..by.len() - 1]);
                 }
             }
         }

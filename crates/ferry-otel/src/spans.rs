@@ -16,7 +16,7 @@
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ferry_protocol::trace::{TraceContext, TraceHooks};
 use rand::Rng as _;
@@ -27,6 +27,7 @@ use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::{LookupSpan, Registry};
 
 use crate::export::Batcher;
+use crate::metrics::{Instruments, Side};
 
 /// Attributes, events and links kept per span (the OpenTelemetry SDK's default limits);
 /// more are counted out.
@@ -112,6 +113,10 @@ pub(crate) struct SpanRecord {
     pub(crate) kind: SpanKind,
     /// Unix nanoseconds.
     pub(crate) start: u64,
+    /// When it started, for durations.
+    pub(crate) started: Instant,
+    /// Which side of a request it is, if it is a request span.
+    side: Option<Side>,
     pub(crate) end: u64,
     pub(crate) attributes: Vec<Attribute>,
     pub(crate) events: Vec<SpanEvent>,
@@ -135,6 +140,37 @@ impl SpanRecord {
         self.flags & SAMPLED != 0
     }
 
+    fn attribute(&self, key: &str) -> Option<&AttrValue> {
+        self.attributes
+            .iter()
+            .find(|a| a.key == key)
+            .map(|a| &a.value)
+    }
+
+    /// The text of attribute `key`, if it is text.
+    pub(crate) fn text(&self, key: &str) -> Option<&str> {
+        match self.attribute(key)? {
+            AttrValue::Text(r) => Some(&self.text[r.start as usize..r.end as usize]),
+            _ => None,
+        }
+    }
+
+    /// Attribute `key`, if it is an integer.
+    pub(crate) fn int(&self, key: &str) -> Option<i64> {
+        match self.attribute(key)? {
+            AttrValue::I64(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    /// Attribute `key`, if it is a boolean.
+    pub(crate) fn flag(&self, key: &str) -> Option<bool> {
+        match self.attribute(key)? {
+            AttrValue::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
     /// Appends `s` to the text buffer (cut to what the limit leaves).
     fn push_text(&mut self, s: &str) -> Range<u32> {
         let start = self.text.len();
@@ -154,9 +190,10 @@ impl SpanRecord {
         start as u32..self.text.len() as u32
     }
 
-    /// Sets `key` (replacing an earlier value).
-    fn set(&mut self, key: &'static str, value: AttrValue) {
-        if let Some(a) = self.attributes.iter_mut().find(|a| a.key == key) {
+    /// Sets `key`: replacing an earlier value, unless `fresh` says the span was just
+    /// made (a callsite names each field once).
+    fn set(&mut self, key: &'static str, value: AttrValue, fresh: bool) {
+        if !fresh && let Some(a) = self.attributes.iter_mut().find(|a| a.key == key) {
             a.value = value;
         } else if self.attributes.len() < MAX_ATTRIBUTES {
             self.attributes.push(Attribute { key, value });
@@ -312,26 +349,45 @@ impl Sampler {
     }
 }
 
-/// The layer that records spans for export.
+/// The layer that records spans, for export and for the metrics derived from them.
 pub(crate) struct SpanLayer {
     sampler: Sampler,
     /// Where closed, sampled spans go; `None` when spans only carry ids (nothing is
     /// exported).
     sink: Option<Arc<Batcher>>,
+    /// The instruments request spans and the counted events are measured with.
+    metrics: Option<Instruments>,
 }
 
 impl SpanLayer {
     pub(crate) fn new(sampler: Sampler, sink: Option<Arc<Batcher>>) -> Self {
-        SpanLayer { sampler, sink }
+        SpanLayer {
+            sampler,
+            sink,
+            metrics: None,
+        }
+    }
+
+    /// Also measures request spans and counted events with `instruments`.
+    pub(crate) fn with_metrics(mut self, instruments: Option<Instruments>) -> Self {
+        self.metrics = instruments;
+        self
     }
 }
 
-/// Writes fields into a record.
-struct Recorder<'a>(&'a mut SpanRecord);
+/// Writes fields into a record; `fresh` while the span is being made.
+struct Recorder<'a> {
+    span: &'a mut SpanRecord,
+    fresh: bool,
+}
 
 impl Recorder<'_> {
+    fn set(&mut self, key: &'static str, value: AttrValue) {
+        self.span.set(key, value, self.fresh);
+    }
+
     fn special(&mut self, field: &Field, text: &str) -> bool {
-        let r = &mut *self.0;
+        let r = &mut *self.span;
         match field.name() {
             "otel.kind" => {
                 r.kind = match text.trim().to_ascii_lowercase().as_str() {
@@ -364,11 +420,11 @@ impl Visit for Recorder<'_> {
         if self.special(field, value) {
             return;
         }
-        let range = self.0.push_text(value);
+        let range = self.span.push_text(value);
         if field.name() == "otel.name" {
-            self.0.name = Name::Text(range);
+            self.span.name = Name::Text(range);
         } else {
-            self.0.set(field.name(), AttrValue::Text(range));
+            self.set(field.name(), AttrValue::Text(range));
         }
     }
 
@@ -381,16 +437,16 @@ impl Visit for Recorder<'_> {
             self.special(field, text.trim_matches('"'));
             return;
         }
-        let range = self.0.push_debug(value);
+        let range = self.span.push_debug(value);
         if field.name() == "otel.name" {
-            self.0.name = Name::Text(range);
+            self.span.name = Name::Text(range);
         } else {
-            self.0.set(field.name(), AttrValue::Text(range));
+            self.set(field.name(), AttrValue::Text(range));
         }
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.0.set(field.name(), AttrValue::I64(value));
+        self.set(field.name(), AttrValue::I64(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
@@ -401,11 +457,11 @@ impl Visit for Recorder<'_> {
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.0.set(field.name(), AttrValue::F64(value));
+        self.set(field.name(), AttrValue::F64(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.0.set(field.name(), AttrValue::Bool(value));
+        self.set(field.name(), AttrValue::Bool(value));
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
@@ -534,6 +590,8 @@ where
             name: Name::Static(attrs.metadata().name()),
             kind: SpanKind::Internal,
             start: now_nanos(),
+            started: Instant::now(),
+            side: Side::of(attrs.metadata().target()),
             end: 0,
             attributes: Vec::with_capacity(attrs.fields().len()),
             events: Vec::new(),
@@ -544,7 +602,10 @@ where
         };
         // Recorded even when not sampled: a remote parent given after creation may
         // turn sampling on.
-        attrs.record(&mut Recorder(&mut record));
+        attrs.record(&mut Recorder {
+            span: &mut record,
+            fresh: true,
+        });
         span.extensions_mut().insert(record);
     }
 
@@ -553,7 +614,10 @@ where
             return;
         };
         if let Some(record) = span.extensions_mut().get_mut::<SpanRecord>() {
-            values.record(&mut Recorder(record));
+            values.record(&mut Recorder {
+                span: record,
+                fresh: false,
+            });
         }
     }
 
@@ -573,6 +637,9 @@ where
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        if let Some(m) = &self.metrics {
+            m.event(event);
+        }
         let Some(span) = ctx.event_span(event) else {
             return;
         };
@@ -602,16 +669,18 @@ where
     }
 
     fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(sink) = &self.sink else {
-            return;
-        };
         let Some(span) = ctx.span(&id) else {
             return;
         };
         let Some(mut record) = span.extensions_mut().remove::<SpanRecord>() else {
             return;
         };
-        if record.sampled() {
+        if let (Some(m), Some(side)) = (&self.metrics, record.side) {
+            m.request_closed(side, &record);
+        }
+        if let Some(sink) = &self.sink
+            && record.sampled()
+        {
             record.end = now_nanos();
             sink.push(record);
         }
