@@ -222,6 +222,10 @@ impl Batcher {
         }
     }
 
+    fn shutting_down(&self) -> bool {
+        self.queue.lock().map_or(true, |q| q.shutdown)
+    }
+
     /// Asks the exporter thread to send what is queued and stop.
     fn shut_down(&self) {
         if let Ok(mut q) = self.queue.lock() {
@@ -341,6 +345,12 @@ fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
     };
     let mut failing = false;
     while let Some((batch, ticket)) = batcher.next_batch(settings.schedule_delay) {
+        // Shutting down with the collector failing: what is left is dropped rather than
+        // holding the process up for a timeout per batch.
+        if failing && batcher.shutting_down() {
+            batcher.flushed(ticket);
+            continue;
+        }
         if !batch.is_empty() {
             let body = otlp::encode_request(preamble, &batch);
             drop(batch);
