@@ -30,6 +30,27 @@ impl Drop for Running {
     }
 }
 
+/// Starts `ferry-everything --http` on a free port with `args` and `env` (logging at
+/// `warn`, nothing inherited about export) and waits until it listens; its port.
+fn start_server(args: &[&str], env: &[(&str, &str)]) -> (Running, u16) {
+    let port = free_port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_ferry-everything"));
+    command
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .args(args)
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env("RUST_LOG", "warn")
+        .envs(env.iter().copied())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let server = Running(command.spawn().expect("start ferry-everything"));
+    assert!(
+        wait_for_port(port, Duration::from_secs(20)),
+        "ferry-everything did not start on {port}"
+    );
+    (server, port)
+}
+
 fn confirming() -> FnHandler {
     FnHandler::new().on_form(|req| {
         let mut content = BTreeMap::new();
@@ -53,24 +74,15 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
     };
     let endpoint = receiver.endpoint.clone();
 
-    let port = free_port();
-    let mut server = Running(
-        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
-            .args(["--http", &format!("127.0.0.1:{port}"), "--drain-grace", "0"])
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint)
-            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf")
-            .env("OTEL_SERVICE_NAME", SERVER)
-            .env("OTEL_METRIC_EXPORT_INTERVAL", "500")
-            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ferry-everything"),
-    );
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "ferry-everything did not start on {port}"
+    let (mut server, port) = start_server(
+        &["--drain-grace", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &endpoint),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/protobuf"),
+            ("OTEL_SERVICE_NAME", SERVER),
+            ("OTEL_METRIC_EXPORT_INTERVAL", "500"),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
     );
 
     let telemetry = Telemetry::new(CLIENT)
@@ -253,23 +265,14 @@ async fn spans_are_exported_over_grpc_too() {
     let Some(receiver) = Receiver::start() else {
         return;
     };
-    let port = free_port();
-    let mut server = Running(
-        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
-            .args(["--http", &format!("127.0.0.1:{port}"), "--drain-grace", "0"])
-            .env("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.grpc_endpoint)
-            .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
-            .env("OTEL_SERVICE_NAME", GRPC_SERVER)
-            .env("OTEL_BSP_SCHEDULE_DELAY", "100")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ferry-everything"),
-    );
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "ferry-everything did not start on {port}"
+    let (mut server, port) = start_server(
+        &["--drain-grace", "0"],
+        &[
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", &receiver.grpc_endpoint),
+            ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"),
+            ("OTEL_SERVICE_NAME", GRPC_SERVER),
+            ("OTEL_BSP_SCHEDULE_DELAY", "100"),
+        ],
     );
     let client = Client::builder()
         .http(format!("http://127.0.0.1:{port}/mcp"))
@@ -309,21 +312,7 @@ async fn spans_are_exported_over_grpc_too() {
 /// echo, a refused `requestState` and a listen stream, the counts are there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prometheus_text_at_get_metrics() {
-    let port = free_port();
-    let _server = Running(
-        Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
-            .args(["--http", &format!("127.0.0.1:{port}"), "--metrics"])
-            .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
-            .env("RUST_LOG", "warn")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start ferry-everything"),
-    );
-    assert!(
-        wait_for_port(port, Duration::from_secs(20)),
-        "ferry-everything did not start on {port}"
-    );
+    let (_server, port) = start_server(&["--metrics"], &[]);
     let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
     let http = reqwest::Client::new();
     let post = |name: &str, params: serde_json::Value| {

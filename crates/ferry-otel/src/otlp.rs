@@ -194,7 +194,7 @@ fn encode_span(e: &mut Encoder, span: &SpanRecord) {
     for ev in &span.events {
         let m = e.open(11);
         e.fixed64(1, ev.time);
-        e.string(2, &ev.name);
+        e.string(2, span.event_name(ev));
         for a in &ev.attributes {
             e.attribute(3, a.key, span.value(&a.value));
         }

@@ -75,11 +75,12 @@ pub(crate) struct Attribute {
     pub(crate) value: AttrValue,
 }
 
-/// A span event.
+/// A span event; its text (the message that names it, attribute values) lives in the
+/// span's buffer.
 #[derive(Debug)]
 pub(crate) struct SpanEvent {
     pub(crate) time: u64,
-    pub(crate) name: String,
+    name: Name,
     pub(crate) attributes: Vec<Attribute>,
 }
 
@@ -91,7 +92,8 @@ pub(crate) struct Link {
     pub(crate) flags: u8,
 }
 
-/// The name: the callsite's, or text computed for this span (`otel.name`).
+/// A name: the callsite's, or text recorded for this span or event (`otel.name`, an
+/// event's message).
 #[derive(Debug)]
 enum Name {
     Static(&'static str),
@@ -130,7 +132,16 @@ pub(crate) struct SpanRecord {
 impl SpanRecord {
     /// The span's name.
     pub(crate) fn name(&self) -> &str {
-        match &self.name {
+        self.name_text(&self.name)
+    }
+
+    /// The name of `event`, one of this span's.
+    pub(crate) fn event_name<'a>(&'a self, event: &'a SpanEvent) -> &'a str {
+        self.name_text(&event.name)
+    }
+
+    fn name_text<'a>(&'a self, name: &'a Name) -> &'a str {
+        match name {
             Name::Static(s) => s,
             Name::Text(r) => &self.text[r.start as usize..r.end as usize],
         }
@@ -375,18 +386,47 @@ impl SpanLayer {
     }
 }
 
-/// Writes fields into a record; `fresh` while the span is being made.
+/// Where a [`Recorder`] writes fields.
+enum Dest<'a> {
+    /// The span's own attributes; `fresh` while the span is being made (a callsite
+    /// names each field once, so nothing needs replacing).
+    Span { fresh: bool },
+    /// An event of the span.
+    Event(&'a mut SpanEvent),
+}
+
+/// Writes fields into a span record, as its attributes or an event's; text goes to the
+/// span's buffer either way.
 struct Recorder<'a> {
     span: &'a mut SpanRecord,
-    fresh: bool,
+    dest: Dest<'a>,
 }
 
 impl Recorder<'_> {
-    fn set(&mut self, key: &'static str, value: AttrValue) {
-        self.span.set(key, value, self.fresh);
+    /// Stores a field: the name field (`otel.name` of a span, `message` of an event)
+    /// names it, any other is an attribute.
+    fn put(&mut self, field: &Field, value: AttrValue) {
+        let key = field.name();
+        match (&mut self.dest, value) {
+            (Dest::Span { .. }, AttrValue::Text(r)) if key == "otel.name" => {
+                self.span.name = Name::Text(r);
+            }
+            (Dest::Span { fresh }, value) => self.span.set(key, value, *fresh),
+            (Dest::Event(ev), AttrValue::Text(r)) if key == "message" => ev.name = Name::Text(r),
+            (Dest::Event(ev), value) => {
+                if ev.attributes.len() < MAX_ATTRIBUTES {
+                    ev.attributes.push(Attribute { key, value });
+                }
+            }
+        }
     }
 
+    /// The `otel.*` fields that set a span's kind and status; `false` for any other
+    /// field (and for every field of an event).
     fn special(&mut self, field: &Field, text: &str) -> bool {
+        if matches!(self.dest, Dest::Event(_)) {
+            return false;
+        }
         let r = &mut *self.span;
         match field.name() {
             "otel.kind" => {
@@ -421,32 +461,29 @@ impl Visit for Recorder<'_> {
             return;
         }
         let range = self.span.push_text(value);
-        if field.name() == "otel.name" {
-            self.span.name = Name::Text(range);
-        } else {
-            self.set(field.name(), AttrValue::Text(range));
-        }
+        self.put(field, AttrValue::Text(range));
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if matches!(
-            field.name(),
-            "otel.kind" | "otel.status_code" | "otel.status_description" | "otel.status_message"
-        ) {
+        if matches!(self.dest, Dest::Span { .. })
+            && matches!(
+                field.name(),
+                "otel.kind"
+                    | "otel.status_code"
+                    | "otel.status_description"
+                    | "otel.status_message"
+            )
+        {
             let text = format!("{value:?}");
             self.special(field, text.trim_matches('"'));
             return;
         }
         let range = self.span.push_debug(value);
-        if field.name() == "otel.name" {
-            self.span.name = Name::Text(range);
-        } else {
-            self.set(field.name(), AttrValue::Text(range));
-        }
+        self.put(field, AttrValue::Text(range));
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
-        self.set(field.name(), AttrValue::I64(value));
+        self.put(field, AttrValue::I64(value));
     }
 
     fn record_u64(&mut self, field: &Field, value: u64) {
@@ -457,70 +494,11 @@ impl Visit for Recorder<'_> {
     }
 
     fn record_f64(&mut self, field: &Field, value: f64) {
-        self.set(field.name(), AttrValue::F64(value));
+        self.put(field, AttrValue::F64(value));
     }
 
     fn record_bool(&mut self, field: &Field, value: bool) {
-        self.set(field.name(), AttrValue::Bool(value));
-    }
-
-    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
-        self.record_debug(field, &format_args!("{value}"));
-    }
-}
-
-/// Writes an event's fields into a span event, its text in the span's buffer.
-struct EventRecorder<'a> {
-    span: &'a mut SpanRecord,
-    event: &'a mut SpanEvent,
-}
-
-impl EventRecorder<'_> {
-    fn push(&mut self, key: &'static str, value: AttrValue) {
-        if self.event.attributes.len() < MAX_ATTRIBUTES {
-            self.event.attributes.push(Attribute { key, value });
-        }
-    }
-}
-
-impl Visit for EventRecorder<'_> {
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.event.name = cut(value, 1024).to_owned();
-            return;
-        }
-        let range = self.span.push_text(value);
-        self.push(field.name(), AttrValue::Text(range));
-    }
-
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            self.event.name = format!("{value:?}");
-            let keep = cut(&self.event.name, 1024).len();
-            self.event.name.truncate(keep);
-            return;
-        }
-        let range = self.span.push_debug(value);
-        self.push(field.name(), AttrValue::Text(range));
-    }
-
-    fn record_i64(&mut self, field: &Field, value: i64) {
-        self.push(field.name(), AttrValue::I64(value));
-    }
-
-    fn record_u64(&mut self, field: &Field, value: u64) {
-        match i64::try_from(value) {
-            Ok(v) => self.record_i64(field, v),
-            Err(_) => self.record_debug(field, &value),
-        }
-    }
-
-    fn record_f64(&mut self, field: &Field, value: f64) {
-        self.push(field.name(), AttrValue::F64(value));
-    }
-
-    fn record_bool(&mut self, field: &Field, value: bool) {
-        self.push(field.name(), AttrValue::Bool(value));
+        self.put(field, AttrValue::Bool(value));
     }
 
     fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
@@ -604,7 +582,7 @@ where
         // turn sampling on.
         attrs.record(&mut Recorder {
             span: &mut record,
-            fresh: true,
+            dest: Dest::Span { fresh: true },
         });
         span.extensions_mut().insert(record);
     }
@@ -616,7 +594,7 @@ where
         if let Some(record) = span.extensions_mut().get_mut::<SpanRecord>() {
             values.record(&mut Recorder {
                 span: record,
-                fresh: false,
+                dest: Dest::Span { fresh: false },
             });
         }
     }
@@ -652,16 +630,13 @@ where
         }
         let mut ev = SpanEvent {
             time: now_nanos(),
-            name: String::new(),
+            name: Name::Static(event.metadata().name()),
             attributes: Vec::new(),
         };
-        event.record(&mut EventRecorder {
+        event.record(&mut Recorder {
             span: record,
-            event: &mut ev,
+            dest: Dest::Event(&mut ev),
         });
-        if ev.name.is_empty() {
-            ev.name = event.metadata().name().to_owned();
-        }
         if *event.metadata().level() == Level::ERROR && record.status == StatusCode::Unset {
             record.status = StatusCode::Error;
         }
