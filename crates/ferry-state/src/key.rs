@@ -5,7 +5,6 @@ use std::str::FromStr;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_SAFE_NO_PAD};
-use chacha20poly1305::{KeyInit as _, XChaCha20Poly1305};
 use zeroize::{Zeroize as _, Zeroizing};
 
 use crate::random::{RandomError, fill_random};
@@ -193,8 +192,6 @@ pub struct Key {
 #[derive(Clone)]
 struct Secret {
     bytes: [u8; KEY_LEN],
-    // Holds its own copy of the key and wipes it on drop.
-    cipher: XChaCha20Poly1305,
 }
 
 impl Drop for Secret {
@@ -208,11 +205,7 @@ impl Key {
     /// drop; the caller's `bytes` are not.
     pub fn from_bytes(id: KeyId, bytes: [u8; KEY_LEN]) -> Self {
         let mut bytes = Zeroizing::new(bytes);
-        let cipher = XChaCha20Poly1305::new((&*bytes).into());
-        let secret = Box::new(Secret {
-            bytes: *bytes,
-            cipher,
-        });
+        let secret = Box::new(Secret { bytes: *bytes });
         bytes.zeroize();
         Self { id, secret }
     }
@@ -283,8 +276,9 @@ impl Key {
         out
     }
 
-    pub(crate) fn cipher(&self) -> &XChaCha20Poly1305 {
-        &self.secret.cipher
+    /// The key material, for sealing and opening.
+    pub(crate) fn bytes(&self) -> &[u8; KEY_LEN] {
+        &self.secret.bytes
     }
 }
 

@@ -81,6 +81,7 @@
 
 #![forbid(unsafe_code)]
 
+mod aead;
 mod claims;
 mod clock;
 mod error;

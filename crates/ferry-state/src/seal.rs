@@ -4,9 +4,8 @@ use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use chacha20poly1305::aead::AeadInPlace as _;
-use chacha20poly1305::{Tag, XNonce};
 
+use crate::aead::{self, TAG_LEN};
 use crate::error::{RejectReason, Rejected};
 use crate::key::{KeyId, KeyRing, MAX_KEY_ID_LEN};
 use crate::random::{RandomError, fill_random};
@@ -17,9 +16,7 @@ pub const TOKEN_VERSION: u8 = 1;
 /// Default maximum length of a token, in bytes of base64url text (16 KiB).
 pub const DEFAULT_MAX_TOKEN_LEN: usize = 16 * 1024;
 
-/// Length of an XChaCha20-Poly1305 nonce.
-pub(crate) const NONCE_LEN: usize = 24;
-const TAG_LEN: usize = 16;
+pub(crate) use crate::aead::NONCE_LEN;
 /// Version byte and key id length byte.
 const FIXED_HEADER_LEN: usize = 2;
 /// Smallest raw token: a one-byte key id and an empty plaintext.
@@ -174,16 +171,13 @@ impl Sealer {
         raw.extend_from_slice(nonce);
         raw.extend_from_slice(plaintext);
 
-        let (head, body) = raw.split_at_mut(header_len + NONCE_LEN);
-        let (aad, nonce) = head.split_at(header_len);
-        let tag = key
-            .cipher()
-            .encrypt_in_place_detached(XNonce::from_slice(nonce), aad, body)
-            // Only fails for plaintexts of 256 GiB or more.
-            .map_err(|_| SealError::TooLarge {
-                len,
-                max: usize::MAX,
-            })?;
+        let (aad, body) = raw.split_at_mut(header_len + NONCE_LEN);
+        let aad = &aad[..header_len];
+        // Only fails for plaintexts of 256 GiB or more.
+        let tag = aead::seal(key.bytes(), nonce, aad, body).ok_or(SealError::TooLarge {
+            len,
+            max: usize::MAX,
+        })?;
         raw.extend_from_slice(&tag);
         Ok(URL_SAFE_NO_PAD.encode(&raw))
     }
@@ -233,9 +227,15 @@ impl Sealer {
         let (head, rest) = raw.split_at_mut(header_len + NONCE_LEN);
         let (aad, nonce) = head.split_at(header_len);
         let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
-        key.cipher()
-            .decrypt_in_place_detached(XNonce::from_slice(nonce), aad, body, Tag::from_slice(tag))
-            .map_err(|_| RejectReason::BadSeal)?;
+        let (Ok(nonce), Ok(tag)) = (
+            <&[u8; NONCE_LEN]>::try_from(&*nonce),
+            <&[u8; TAG_LEN]>::try_from(&*tag),
+        ) else {
+            return Err(RejectReason::TooShort);
+        };
+        if !aead::open(key.bytes(), nonce, aad, body, tag) {
+            return Err(RejectReason::BadSeal);
+        }
         raw.truncate(plaintext_end);
         raw.drain(..header_len + NONCE_LEN);
         Ok(raw)
