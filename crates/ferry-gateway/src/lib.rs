@@ -25,7 +25,8 @@
 //!   Redis when one is configured, so that every instance enforces one budget.
 //! - **Tasks through.** An upstream's tasks reach clients that declare the extension
 //!   under task ids of the gateway's own, sealed and bound to the principal; `tasks/*`
-//!   requests go to the task's upstream.
+//!   requests go to the task's upstream, and listen streams that name task ids get each
+//!   task's `notifications/tasks` from its upstream, under the gateway's id.
 //! - **Both eras, both ways.** 2025-11-25 clients are asked the upstream's questions on
 //!   their session. A 2025-11-25 upstream's questions, asked in the middle of a call,
 //!   reach 2026-07-28 clients as an `InputRequiredResult` (under [`INPUT_KEY`]) while the

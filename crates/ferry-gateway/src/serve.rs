@@ -378,6 +378,10 @@ fn front_server(core: &Arc<Core>) -> Result<Server, StartError> {
     if tasks {
         builder = builder.extension(ferry_protocol::tasks::EXTENSION, serde_json::json!({}));
     }
+    if tasks {
+        // Listen streams follow the gateway's task ids on their upstreams.
+        builder = builder.task_feed(crate::tasks::Feed(core.clone()));
+    }
     builder
         .forward(Relay(core.clone()))
         .build()

@@ -8,12 +8,28 @@
 //! instance with the same keys routes a task request to its upstream with no shared
 //! table, another principal's request for the task is refused as if the task did not
 //! exist (the spec's auth binding), and the upstream's ids never reach the client.
+//!
+//! A `subscriptions/listen` stream that names gateway task ids in `notifications.taskIds`
+//! is served by [`Feed`]: the ids are opened the same way, grouped by upstream, and each
+//! upstream is listened to for its own ids; its `notifications/tasks` come back under
+//! the gateway's ids. Any instance can serve the stream, as any can route `tasks/get`.
 
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
+use ferry_client::ServerNotification;
 use ferry_protocol::ErrorObject;
+use ferry_protocol::notifications;
+use ferry_protocol::subscriptions::SubscriptionFilter;
+use ferry_protocol::tasks::{DetailedTask, TaskStatusNotificationParams};
+use ferry_server::{FollowedTasks, TaskFeed};
 use ferry_state::{Binding, KeyRing, StateClaims, StateGuard};
+use futures::future::BoxFuture;
+use futures::{FutureExt as _, StreamExt as _};
 use serde::{Deserialize, Serialize};
+
+use crate::gateway::Core;
 
 /// How long a task id the gateway hands out stays valid.
 pub const TASK_ID_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -71,6 +87,93 @@ impl TaskIds {
             .and_then(|app| serde_json::from_value(app).ok())
             .ok_or_else(not_found)
     }
+}
+
+/// Follows gateway task ids for the gateway's listen streams, on their upstreams.
+pub(crate) struct Feed(pub(crate) Arc<Core>);
+
+impl TaskFeed for Feed {
+    fn follow(
+        &self,
+        ids: Vec<String>,
+        principal: Option<&str>,
+    ) -> BoxFuture<'static, FollowedTasks> {
+        let core = self.0.clone();
+        // Upstream index -> (upstream task id -> gateway task id).
+        let mut by_upstream: BTreeMap<usize, HashMap<String, String>> = BTreeMap::new();
+        for id in ids {
+            let Ok(route) = core.tasks.open(&id, principal) else {
+                continue;
+            };
+            if let Some(index) = core
+                .upstreams
+                .iter()
+                .position(|u| u.name() == route.upstream)
+            {
+                by_upstream
+                    .entry(index)
+                    .or_default()
+                    .insert(route.task_id, id);
+            }
+        }
+        async move {
+            let mut honoured = Vec::new();
+            let mut streams = Vec::new();
+            for (index, names) in by_upstream {
+                let upstream = &core.upstreams[index];
+                let filter = names
+                    .keys()
+                    .fold(SubscriptionFilter::new(), |f, t| f.with_task(t.clone()));
+                let subscription = match upstream.client.listen(filter).await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        tracing::warn!(upstream = upstream.name(), error = %e, "cannot follow tasks on the upstream");
+                        continue;
+                    }
+                };
+                let granted = subscription.granted().task_ids.clone().unwrap_or_default();
+                let names: HashMap<String, String> = names
+                    .into_iter()
+                    .filter(|(task, _)| granted.contains(task))
+                    .collect();
+                honoured.extend(names.values().cloned());
+                let name = upstream.name().to_owned();
+                streams.push(
+                    subscription
+                        .filter_map(move |n| std::future::ready(renamed(&name, &names, n)))
+                        .boxed(),
+                );
+            }
+            FollowedTasks {
+                honoured,
+                updates: futures::stream::select_all(streams).boxed(),
+            }
+        }
+        .boxed()
+    }
+}
+
+/// An upstream's `notifications/tasks` for a followed task, under the gateway's id.
+fn renamed(
+    upstream: &str,
+    names: &HashMap<String, String>,
+    notification: ferry_client::Result<ServerNotification>,
+) -> Option<DetailedTask> {
+    let params = match notification {
+        Ok(ServerNotification::Other { method, params }) if method == notifications::TASKS => {
+            params?
+        }
+        Ok(_) => return None,
+        Err(e) => {
+            tracing::warn!(upstream, error = %e, "an upstream's task stream failed");
+            return None;
+        }
+    };
+    let mut task = serde_json::from_value::<TaskStatusNotificationParams>(params)
+        .ok()?
+        .task;
+    task.task.task_id = names.get(&task.task.task_id)?.clone();
+    Some(task)
 }
 
 /// The one answer for a task the caller may not see: unknown, expired, or another's

@@ -9,7 +9,8 @@ mod support;
 use std::collections::BTreeMap;
 
 use ferry_client::ferry_protocol::elicitation::{ElicitResult, ElicitValue};
-use ferry_client::{Client, FnHandler};
+use ferry_client::ferry_protocol::subscriptions::SubscriptionFilter;
+use ferry_client::{Client, FnHandler, ServerNotification};
 use ferry_gateway::UpstreamConfig;
 use ferry_testkit::http::post_url;
 use ferry_testkit::rpc;
@@ -174,4 +175,92 @@ async fn task_ids_are_the_gateways_own_and_bound_to_their_principal() {
     let only_task = json!({"name": "failing_job", "arguments": {}});
     let needs = send(&url, "alice-token", 11, "tools/call", only_task, plain).await;
     assert_eq!(needs["error"]["code"], -32021, "{needs}");
+}
+
+/// The next `notifications/tasks` on `subscription`, as its params.
+async fn next_task_notification(subscription: &mut ferry_client::Subscription) -> Value {
+    loop {
+        let next = tokio::time::timeout(std::time::Duration::from_secs(10), subscription.recv())
+            .await
+            .expect("a task notification within 10 s")
+            .expect("the stream stays open")
+            .expect("the stream does not fail");
+        if let ServerNotification::Other { method, params } = next
+            && method == "notifications/tasks"
+        {
+            return params.expect("params");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listen_stream_follows_the_gateways_task_ids_on_their_upstream() {
+    let upstream = everything_upstream().await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = gateway(vec![UpstreamConfig::http("ev", &upstream)], dir.path(), 8).await;
+    let url = format!("{base}/mcp");
+    let args = json!({"name": "slow_compute", "arguments": {"seconds": 1, "label": "sums"}});
+    let created = send(&url, "alice-token", 1, "tools/call", args, task_caps()).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+
+    let alice = Client::builder()
+        .http(&url)
+        .bearer_token("alice-token")
+        .tasks(true)
+        .build()
+        .await
+        .expect("alice's client connects");
+    let mut followed = alice
+        .listen(
+            SubscriptionFilter::new()
+                .with_task(id.clone())
+                .with_task("not-a-gateway-task-id"),
+        )
+        .await
+        .expect("the gateway acknowledges the stream");
+    assert_eq!(followed.granted().task_ids, Some(vec![id.clone()]));
+
+    // The task's state now, then each change until it ends, under the gateway's id.
+    let mut statuses = Vec::new();
+    let last = loop {
+        let params = next_task_notification(&mut followed).await;
+        assert_eq!(params["taskId"], id.as_str(), "{params}");
+        assert!(
+            !params["_meta"]["io.modelcontextprotocol/subscriptionId"].is_null(),
+            "tagged with the stream's subscription id: {params}"
+        );
+        let status = params["status"].as_str().unwrap_or_default().to_owned();
+        statuses.push(status.clone());
+        if status != "working" {
+            break params;
+        }
+    };
+    assert_eq!(statuses.first().map(String::as_str), Some("working"));
+    assert_eq!(last["status"], "completed", "{last}");
+    assert_eq!(text(&last["result"]), "Computed sums in 1 s", "{last}");
+
+    // Another principal follows nothing with the same id.
+    let bob = Client::builder()
+        .http(&url)
+        .bearer_token("bob-token")
+        .tasks(true)
+        .build()
+        .await
+        .expect("bob's client connects");
+    let refused = bob
+        .listen(SubscriptionFilter::new().with_task(id.clone()))
+        .await
+        .expect("the gateway acknowledges bob's stream");
+    assert!(
+        refused
+            .granted()
+            .task_ids
+            .as_ref()
+            .is_none_or(Vec::is_empty),
+        "{:?}",
+        refused.granted()
+    );
 }

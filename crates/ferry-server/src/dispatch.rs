@@ -492,7 +492,8 @@ impl Server {
                     p.notifications,
                     &checked.capabilities,
                     caps,
-                    inner.tasks.is_some().then_some(env.principal.as_ref()),
+                    (inner.tasks.is_some() || inner.task_feed.is_some())
+                        .then_some(env.principal.as_ref()),
                 )?;
                 pending(CallKind::Listen { filter }, Streaming::Always, checked)
             }

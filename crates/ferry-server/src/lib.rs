@@ -111,8 +111,8 @@ pub use session_store::{
     SessionStore, SessionStoreError, check_record_size,
 };
 pub use tasks::{
-    MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskMode, TaskOptions,
-    TaskRecord, TaskSignal, TaskSignals, TaskStore, TaskStoreError,
+    FollowedTasks, MemoryTaskBus, MemoryTaskStore, Revision, Stored, TaskBus, TaskConfig, TaskFeed,
+    TaskMode, TaskOptions, TaskRecord, TaskSignal, TaskSignals, TaskStore, TaskStoreError,
 };
 pub use tool::{DefinitionError, IntoToolResult, Json, ToolBuilder, fail, tool};
 

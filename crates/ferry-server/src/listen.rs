@@ -187,9 +187,14 @@ impl ListenStream {
     pub(crate) fn new(server: Server, id: RequestId, filter: Filter) -> Self {
         let rx = server.inner.hub.subscribe();
         let shutdown = Box::pin(server.inner.shutdown.clone().cancelled_owned());
-        let tasks = match (&filter.tasks, &server.inner.tasks) {
-            (Some(f), Some(tasks)) => Some(Box::new(TaskEvents::new(
+        let tasks = match (&filter.tasks, &server.inner.tasks, &server.inner.task_feed) {
+            (Some(f), Some(tasks), _) => Some(Box::new(TaskEvents::new(
                 tasks.clone(),
+                (**f).clone(),
+                id.clone(),
+            ))),
+            (Some(f), None, Some(feed)) => Some(Box::new(TaskEvents::from_feed(
+                &**feed,
                 (**f).clone(),
                 id.clone(),
             ))),

@@ -25,7 +25,9 @@ use crate::prompt::{PromptBuilder, PromptEntry};
 use crate::resource::{CacheHint, ResourceBuilder, ResourceEntry, TemplateBuilder, TemplateEntry};
 use crate::session::Sessions;
 use crate::session_store::SessionStore;
-use crate::tasks::{MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskStore, Tasks};
+use crate::tasks::{
+    MemoryTaskBus, MemoryTaskStore, TaskBus, TaskConfig, TaskFeed, TaskStore, Tasks,
+};
 use crate::tool::{DefinitionError, ToolBuilder, ToolEntry};
 use ferry_protocol::tasks::EXTENSION as TASKS_EXTENSION;
 
@@ -74,6 +76,8 @@ pub(crate) struct ServerInner {
     pub(crate) tasks: Option<Arc<Tasks>>,
     /// The hook answering feature methods with raw results, when set.
     pub(crate) forward: Option<Arc<dyn Forward>>,
+    /// Follows tasks kept elsewhere for listen streams, when set.
+    pub(crate) task_feed: Option<Arc<dyn TaskFeed>>,
 }
 
 /// Configures and builds a [`Server`].
@@ -115,6 +119,7 @@ pub struct ServerBuilder {
     task_bus: Option<Arc<dyn TaskBus>>,
     change_bus: Option<Arc<dyn ChangeBus>>,
     forward: Option<Arc<dyn Forward>>,
+    task_feed: Option<Arc<dyn TaskFeed>>,
 }
 
 impl Server {
@@ -157,6 +162,7 @@ impl Server {
             task_bus: None,
             change_bus: None,
             forward: None,
+            task_feed: None,
         }
     }
 
@@ -590,6 +596,15 @@ impl ServerBuilder {
         self
     }
 
+    /// Follows, through `feed`, the tasks that `subscriptions/listen` streams name in
+    /// `notifications.taskIds` when this server does not keep them itself: a server whose
+    /// [`forward`](Self::forward) hook answers `tasks/*` for tasks run elsewhere (see
+    /// [`TaskFeed`]). A server with tasks of its own follows those instead.
+    pub fn task_feed(mut self, feed: impl TaskFeed) -> Self {
+        self.task_feed = Some(Arc::new(feed));
+        self
+    }
+
     /// Serves only 2026-07-28 (stateless) requests: `initialize` is refused with an error
     /// naming the supported versions. By default the server is dual-era and also serves
     /// 2025-11-25 clients (initialize, sessions, requests to the client).
@@ -907,6 +922,7 @@ impl ServerBuilder {
                     ))
                 }),
                 forward: self.forward,
+                task_feed: self.task_feed,
             }),
         })
     }

@@ -228,7 +228,7 @@ impl Sealer {
         let (aad, nonce) = head.split_at(header_len);
         let (body, tag) = rest.split_at_mut(rest.len() - TAG_LEN);
         let (Ok(nonce), Ok(tag)) = (
-            <&[u8; NONCE_LEN]>::try_from(&*nonce),
+            <&[u8; NONCE_LEN]>::try_from(nonce),
             <&[u8; TAG_LEN]>::try_from(&*tag),
         ) else {
             return Err(RejectReason::TooShort);

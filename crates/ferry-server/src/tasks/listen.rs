@@ -10,15 +10,16 @@ use bytes::Bytes;
 use ferry_protocol::jsonrpc::{RequestId, encode_notification};
 use ferry_protocol::meta::{Meta, SUBSCRIPTION_ID};
 use ferry_protocol::notifications;
+use ferry_protocol::tasks::DetailedTask;
 use ferry_protocol::tasks::TaskStatusNotificationParams;
 use futures::FutureExt as _;
 use futures::future::BoxFuture;
-use futures::stream::{SelectAll, StreamExt as _};
+use futures::stream::{BoxStream, SelectAll, StreamExt as _};
 use serde_json::Value;
 
-use super::record::TaskRecord;
+use super::feed::TaskFeed;
 use super::service::Tasks;
-use super::store::{TaskSignal, TaskSignals};
+use super::store::TaskSignal;
 
 /// Most tasks one listen stream follows; ids beyond are not honoured.
 pub(crate) const MAX_TASK_IDS: usize = 64;
@@ -43,27 +44,30 @@ pub(crate) fn parse_ids(value: &Value) -> Option<Vec<String>> {
     Some(ids)
 }
 
+/// Each followed task's states, from this server's store or from a [`TaskFeed`].
+type Updates = BoxStream<'static, DetailedTask>;
+
 struct Ready {
     honoured: Vec<String>,
-    current: Vec<TaskRecord>,
-    streams: Vec<TaskSignals>,
+    current: Vec<DetailedTask>,
+    streams: Vec<Updates>,
 }
 
 enum State {
     Setup(BoxFuture<'static, Ready>),
     Live {
         queued: VecDeque<Bytes>,
-        streams: SelectAll<TaskSignals>,
+        streams: SelectAll<Updates>,
     },
 }
 
 /// One `notifications/tasks`, tagged with the listen stream's subscription id.
-fn encode(subscription: &RequestId, record: &TaskRecord) -> Bytes {
+fn encode(subscription: &RequestId, task: DetailedTask) -> Bytes {
     let mut meta = Meta::new();
     meta.insert(SUBSCRIPTION_ID.to_owned(), subscription.to_value());
     let params = TaskStatusNotificationParams {
         meta: Some(meta),
-        task: record.to_detailed(),
+        task,
     };
     Bytes::from(encode_notification(notifications::TASKS, &params))
 }
@@ -90,14 +94,44 @@ impl TaskEvents {
                 match tasks.owned(&id, filter.owner.as_deref()).await {
                     Ok(Some(stored)) => {
                         ready.honoured.push(id);
-                        ready.current.push(stored.record);
-                        ready.streams.push(signals);
+                        ready.current.push(stored.record.to_detailed());
+                        ready.streams.push(
+                            signals
+                                .filter_map(|signal| async move {
+                                    match signal {
+                                        TaskSignal::Changed(record) => Some(record.to_detailed()),
+                                        _ => None,
+                                    }
+                                })
+                                .boxed(),
+                        );
                     }
                     Ok(None) => {}
                     Err(e) => tracing::warn!(error = %e, "could not look up a task to follow"),
                 }
             }
             ready
+        };
+        TaskEvents {
+            state: State::Setup(Box::pin(setup)),
+            subscription,
+        }
+    }
+
+    /// Follows the tasks of `filter` through `feed` (tasks this server does not store).
+    pub(crate) fn from_feed(
+        feed: &dyn TaskFeed,
+        filter: TaskFilter,
+        subscription: RequestId,
+    ) -> Self {
+        let followed = feed.follow(filter.ids, filter.owner.as_deref());
+        let setup = async move {
+            let followed = followed.await;
+            Ready {
+                honoured: followed.honoured,
+                current: Vec::new(),
+                streams: vec![followed.updates],
+            }
         };
         TaskEvents {
             state: State::Setup(Box::pin(setup)),
@@ -116,8 +150,8 @@ impl TaskEvents {
         };
         let queued = ready
             .current
-            .iter()
-            .map(|r| encode(&self.subscription, r))
+            .into_iter()
+            .map(|task| encode(&self.subscription, task))
             .collect();
         let mut streams = SelectAll::new();
         for s in ready.streams {
@@ -129,23 +163,18 @@ impl TaskEvents {
 
     /// The next notification; pending when there is none (it never ends the stream).
     pub(crate) fn poll_next(&mut self, cx: &mut Context<'_>) -> Poll<Option<Bytes>> {
-        loop {
-            let State::Live { queued, streams } = &mut self.state else {
-                return Poll::Pending;
-            };
-            if let Some(b) = queued.pop_front() {
-                return Poll::Ready(Some(b));
-            }
-            if streams.is_empty() {
-                return Poll::Pending;
-            }
-            match streams.poll_next_unpin(cx) {
-                Poll::Ready(Some(TaskSignal::Changed(record))) => {
-                    return Poll::Ready(Some(encode(&self.subscription, &record)));
-                }
-                Poll::Ready(Some(_)) => continue,
-                Poll::Ready(None) | Poll::Pending => return Poll::Pending,
-            }
+        let State::Live { queued, streams } = &mut self.state else {
+            return Poll::Pending;
+        };
+        if let Some(b) = queued.pop_front() {
+            return Poll::Ready(Some(b));
+        }
+        if streams.is_empty() {
+            return Poll::Pending;
+        }
+        match streams.poll_next_unpin(cx) {
+            Poll::Ready(Some(task)) => Poll::Ready(Some(encode(&self.subscription, task))),
+            Poll::Ready(None) | Poll::Pending => Poll::Pending,
         }
     }
 }
