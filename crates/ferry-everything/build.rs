@@ -10,7 +10,10 @@
 //!   side by side at the start of its code instead of scattered across all of it, so far
 //!   fewer pages of code are read in and kept resident, and the instruction cache and TLB
 //!   hold more of the request path. Symbols the file names that a build does not have are
-//!   skipped, so a file a few commits old still helps. It needs LLD, the toolchain's default
+//!   skipped, so a file a few commits old still helps; but a symbol's name carries a hash
+//!   of its crate's dependencies, so a dependency added to a crate on the request path
+//!   renames most of them, and the file must be written again (`bench/link-order.sh`,
+//!   which the idle RSS figure of `bench/run.sh` shows the need of). It needs LLD, the toolchain's default
 //!   linker on x86_64 GNU/Linux; a build that names another linker, or sets
 //!   `FERRY_LINK_ORDER=off`, links in the usual order.
 

@@ -14,7 +14,7 @@
 //! upstream is listened to for its own ids; its `notifications/tasks` come back under
 //! the gateway's ids. Any instance can serve the stream, as any can route `tasks/get`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -101,7 +101,7 @@ impl TaskFeed for Feed {
         let core = self.0.clone();
         // Upstream index -> (upstream task id -> gateway task id).
         let mut by_upstream: BTreeMap<usize, HashMap<String, String>> = BTreeMap::new();
-        for id in ids {
+        for id in ids.iter().cloned() {
             let Ok(route) = core.tasks.open(&id, principal) else {
                 continue;
             };
@@ -117,7 +117,7 @@ impl TaskFeed for Feed {
             }
         }
         async move {
-            let mut honoured = Vec::new();
+            let mut followed = HashSet::new();
             let mut streams = Vec::new();
             for (index, names) in by_upstream {
                 let upstream = &core.upstreams[index];
@@ -136,7 +136,7 @@ impl TaskFeed for Feed {
                     .into_iter()
                     .filter(|(task, _)| granted.contains(task))
                     .collect();
-                honoured.extend(names.values().cloned());
+                followed.extend(names.values().cloned());
                 let name = upstream.name().to_owned();
                 streams.push(
                     subscription
@@ -145,7 +145,8 @@ impl TaskFeed for Feed {
                 );
             }
             FollowedTasks {
-                honoured,
+                // In the order the client gave them.
+                honoured: ids.into_iter().filter(|id| followed.contains(id)).collect(),
                 updates: futures::stream::select_all(streams).boxed(),
             }
         }

@@ -11,7 +11,7 @@ use futures::future::{self, BoxFuture};
 use super::{DEFAULT_RETENTION_MARGIN, LedgerError, Redemption, ReplayLedger, check_jti};
 use crate::clock::{Clock, SystemClock, duration_millis};
 
-/// Default capacity of a [`MemoryLedger`]: 100,000 unexpired entries.
+/// Default capacity of a [`MemoryLedger`]: 1,000,000 unexpired entries.
 pub const DEFAULT_MEMORY_CAPACITY: usize = 1_000_000;
 
 /// A [`ReplayLedger`] held in this process's memory.
