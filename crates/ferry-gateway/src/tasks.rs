@@ -26,10 +26,12 @@ use ferry_protocol::tasks::{DetailedTask, TaskStatusNotificationParams};
 use ferry_server::{FollowedTasks, TaskFeed};
 use ferry_state::{Binding, KeyRing, StateClaims, StateGuard};
 use futures::future::BoxFuture;
+use futures::stream::BoxStream;
 use futures::{FutureExt as _, StreamExt as _};
 use serde::{Deserialize, Serialize};
 
 use crate::gateway::Core;
+use crate::upstream::Upstream;
 
 /// How long a task id the gateway hands out stays valid.
 pub const TASK_ID_TTL: Duration = Duration::from_secs(7 * 24 * 60 * 60);
@@ -117,41 +119,58 @@ impl TaskFeed for Feed {
             }
         }
         async move {
+            // Every upstream is listened to at once; the acknowledgement waits for them all.
+            let listened = futures::future::join_all(
+                by_upstream
+                    .into_iter()
+                    .map(|(index, names)| follow_on(&core.upstreams[index], names)),
+            )
+            .await;
             let mut followed = HashSet::new();
             let mut streams = Vec::new();
-            for (index, names) in by_upstream {
-                let upstream = &core.upstreams[index];
-                let filter = names
-                    .keys()
-                    .fold(SubscriptionFilter::new(), |f, t| f.with_task(t.clone()));
-                let subscription = match upstream.client.listen(filter).await {
-                    Ok(s) => s,
-                    Err(e) => {
-                        tracing::warn!(upstream = upstream.name(), error = %e, "cannot follow tasks on the upstream");
-                        continue;
-                    }
-                };
-                let granted = subscription.granted().task_ids.clone().unwrap_or_default();
-                let names: HashMap<String, String> = names
-                    .into_iter()
-                    .filter(|(task, _)| granted.contains(task))
-                    .collect();
-                followed.extend(names.values().cloned());
-                let name = upstream.name().to_owned();
-                streams.push(
-                    subscription
-                        .filter_map(move |n| std::future::ready(renamed(&name, &names, n)))
-                        .boxed(),
-                );
+            for (gateway_ids, updates) in listened.into_iter().flatten() {
+                followed.extend(gateway_ids);
+                streams.push(updates);
             }
-            FollowedTasks {
+            FollowedTasks::new(
                 // In the order the client gave them.
-                honoured: ids.into_iter().filter(|id| followed.contains(id)).collect(),
-                updates: futures::stream::select_all(streams).boxed(),
-            }
+                ids.into_iter().filter(|id| followed.contains(id)).collect(),
+                futures::stream::select_all(streams).boxed(),
+            )
         }
         .boxed()
     }
+}
+
+/// Listens to `upstream` for the tasks of `names` (upstream task id to gateway task id):
+/// the gateway ids it granted, and their notifications under those ids; `None` when the
+/// upstream cannot be listened to.
+async fn follow_on(
+    upstream: &Upstream,
+    names: HashMap<String, String>,
+) -> Option<(Vec<String>, BoxStream<'static, DetailedTask>)> {
+    let filter = names
+        .keys()
+        .fold(SubscriptionFilter::new(), |f, t| f.with_task(t.clone()));
+    let subscription = match upstream.client.listen(filter).await {
+        Ok(s) => s,
+        Err(e) => {
+            let name = upstream.name();
+            tracing::warn!(upstream = name, error = %e, "cannot follow tasks on the upstream");
+            return None;
+        }
+    };
+    let granted = subscription.granted().task_ids.clone().unwrap_or_default();
+    let names: HashMap<String, String> = names
+        .into_iter()
+        .filter(|(task, _)| granted.contains(task))
+        .collect();
+    let gateway_ids = names.values().cloned().collect();
+    let name = upstream.name().to_owned();
+    let updates = subscription
+        .filter_map(move |n| std::future::ready(renamed(&name, &names, n)))
+        .boxed();
+    Some((gateway_ids, updates))
 }
 
 /// An upstream's `notifications/tasks` for a followed task, under the gateway's id.

@@ -177,6 +177,18 @@ async fn task_ids_are_the_gateways_own_and_bound_to_their_principal() {
     assert_eq!(needs["error"]["code"], -32021, "{needs}");
 }
 
+/// A client of the gateway at `url` that declares the Tasks extension, as `token`'s
+/// principal.
+async fn task_client(url: &str, token: &str) -> Client {
+    Client::builder()
+        .http(url)
+        .bearer_token(token)
+        .tasks(true)
+        .build()
+        .await
+        .expect("the client connects to the gateway")
+}
+
 /// The next `notifications/tasks` on `subscription`, as its params.
 async fn next_task_notification(subscription: &mut ferry_client::Subscription) -> Value {
     loop {
@@ -206,13 +218,7 @@ async fn a_listen_stream_follows_the_gateways_task_ids_on_their_upstream() {
         .unwrap_or_else(|| panic!("a task: {created}"))
         .to_owned();
 
-    let alice = Client::builder()
-        .http(&url)
-        .bearer_token("alice-token")
-        .tasks(true)
-        .build()
-        .await
-        .expect("alice's client connects");
+    let alice = task_client(&url, "alice-token").await;
     let mut followed = alice
         .listen(
             SubscriptionFilter::new()
@@ -243,13 +249,7 @@ async fn a_listen_stream_follows_the_gateways_task_ids_on_their_upstream() {
     assert_eq!(text(&last["result"]), "Computed sums in 1 s", "{last}");
 
     // Another principal follows nothing with the same id.
-    let bob = Client::builder()
-        .http(&url)
-        .bearer_token("bob-token")
-        .tasks(true)
-        .build()
-        .await
-        .expect("bob's client connects");
+    let bob = task_client(&url, "bob-token").await;
     let refused = bob
         .listen(SubscriptionFilter::new().with_task(id.clone()))
         .await

@@ -50,6 +50,7 @@ pub trait TaskFeed: Send + Sync + 'static {
 }
 
 /// What a [`TaskFeed`] follows for one listen stream.
+#[non_exhaustive]
 pub struct FollowedTasks {
     /// The task ids followed, as the client gave them.
     pub honoured: Vec<String>,
@@ -58,12 +59,14 @@ pub struct FollowedTasks {
 }
 
 impl FollowedTasks {
+    /// The ids `honoured` (as the client gave them), and the `updates` of those tasks.
+    pub fn new(honoured: Vec<String>, updates: BoxStream<'static, DetailedTask>) -> Self {
+        FollowedTasks { honoured, updates }
+    }
+
     /// Nothing followed.
     pub fn none() -> Self {
-        FollowedTasks {
-            honoured: Vec::new(),
-            updates: Box::pin(futures::stream::pending()),
-        }
+        Self::new(Vec::new(), Box::pin(futures::stream::pending()))
     }
 }
 
