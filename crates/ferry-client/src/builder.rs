@@ -12,7 +12,7 @@ use tokio::process::Command;
 use tokio::sync::{broadcast, mpsc};
 
 use crate::cache::ResultCache;
-use crate::client::{Client, Config, Inner, InputGate, Session};
+use crate::client::{Client, Config, Inner, InputGate, Session, WireDefaults};
 use crate::era::{Era, EraCache, EraMode};
 use crate::error::{Error, Result};
 use crate::handler::{InputHandler, NoInput};
@@ -332,21 +332,24 @@ impl ClientBuilder {
         let handler = self.handler.unwrap_or_else(|| Arc::new(NoInput));
         let (events, _) = broadcast::channel(256);
         let label = transport.label();
+        let config = Config {
+            client_info: self.client_info,
+            timeout: self.timeout,
+            probe_timeout: self.probe_timeout,
+            mrtr: self.mrtr,
+            cache: self.cache,
+            era_mode: self.era_mode,
+            max_pages: self.max_pages,
+            legacy_get_stream: self.legacy_get_stream,
+            tasks: self.tasks,
+        };
+        let handler_caps = handler.capabilities();
         let inner = Arc::new(Inner {
-            handler_caps: handler.capabilities(),
+            wire: WireDefaults::new(&config, handler_caps),
+            handler_caps,
             handler,
             transport,
-            config: Config {
-                client_info: self.client_info,
-                timeout: self.timeout,
-                probe_timeout: self.probe_timeout,
-                mrtr: self.mrtr,
-                cache: self.cache,
-                era_mode: self.era_mode,
-                max_pages: self.max_pages,
-                legacy_get_stream: self.legacy_get_stream,
-                tasks: self.tasks,
-            },
+            config,
             state: RwLock::new(Session {
                 era: Era::Modern,
                 version: crate::era::MODERN_VERSIONS[0].to_owned(),

@@ -157,11 +157,11 @@ impl Inner {
         );
         meta.insert(
             ferry_protocol::meta::CLIENT_CAPABILITIES.into(),
-            serde_json::to_value(self.client_capabilities()).unwrap_or_else(|_| json!({})),
+            self.wire.capabilities.clone(),
         );
         meta.insert(
             ferry_protocol::meta::CLIENT_INFO.into(),
-            serde_json::to_value(&self.config.client_info).unwrap_or_else(|_| json!({})),
+            self.wire.client_info.clone(),
         );
         let body = json!({
             "jsonrpc": "2.0",

@@ -8,7 +8,6 @@
 
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::methods;
-use ferry_protocol::trace::{self, TraceContext};
 use serde_json::{Map, Value};
 use tracing::Span;
 use tracing::field::Empty;
@@ -81,22 +80,6 @@ pub(crate) fn request_span(
         span.record("network.transport", "pipe");
     }
     span
-}
-
-/// Writes the span's context into the request's `_meta`, unless the caller set a
-/// `traceparent` of its own there.
-pub(crate) fn inject(params: &mut Value, cx: &TraceContext) {
-    let Value::Object(p) = params else {
-        return;
-    };
-    let meta = p
-        .entry("_meta")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(m) = meta
-        && !m.contains_key(trace::TRACEPARENT)
-    {
-        trace::to_meta(cx, m);
-    }
 }
 
 /// Records how the request ended: a JSON-RPC error's code, a tool's `isError`, or a

@@ -374,7 +374,7 @@ impl Core {
             ErrorObject::invalid_params(format!("Refused by the gateway's meter: {e}"))
         })?;
         let metered = Held::new(&*self.meter, reservation);
-        let request_bytes = serde_json::to_string(&params).map_or(0, |s| s.len());
+        let request_bytes = json_len(&params);
         let began = Instant::now();
         let (step, owner) = self
             .forward_round(upstream, method, params, capabilities, resumed, progress)
@@ -464,8 +464,8 @@ impl Core {
             Err(e) => (RoundOutcome::Error, Err(e)),
         };
         let response_bytes = match &result {
-            Ok(v) => serde_json::to_string(v).map_or(0, |s| s.len()),
-            Err(e) => serde_json::to_string(e).map_or(0, |s| s.len()),
+            Ok(v) => json_len(v),
+            Err(e) => json_len(e),
         };
         let record = RoundRecord {
             at_ms: ferry_state::unix_millis_now(),
@@ -726,6 +726,22 @@ fn upstream_error(upstream: &str, e: &ferry_client::Error) -> ErrorObject {
         "could not be reached"
     };
     ErrorObject::internal(format!("Internal error: upstream {upstream} {what}"))
+}
+
+/// The length of `value` as JSON, counted as it is written, without keeping it.
+fn json_len(value: &impl serde::Serialize) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    serde_json::to_writer(&mut count, value).map_or(0, |()| count.0)
 }
 
 /// A fresh id (of a logical call, or of a held call): 16 random bytes, base64url.

@@ -130,6 +130,41 @@ pub(crate) struct Inner {
     /// changed only while the lock is held, with the `resources/subscribe` or
     /// `resources/unsubscribe` it calls for, so that those reach the server in order.
     pub legacy_subscriptions: tokio::sync::Mutex<std::collections::HashMap<String, usize>>,
+    /// What every 2026-07-28 request's `_meta` carries, serialised once.
+    pub wire: WireDefaults,
+}
+
+/// The client's own `_meta` entries, as JSON, made once when the client is built.
+pub(crate) struct WireDefaults {
+    /// `io.modelcontextprotocol/clientInfo`.
+    pub client_info: serde_json::Value,
+    /// `io.modelcontextprotocol/clientCapabilities`, with the client's input handler.
+    pub capabilities: serde_json::Value,
+}
+
+impl WireDefaults {
+    pub(crate) fn new(config: &Config, handler: HandlerCapabilities) -> Self {
+        let json = |v: Result<serde_json::Value, serde_json::Error>| {
+            v.unwrap_or_else(|_| serde_json::Value::Object(serde_json::Map::new()))
+        };
+        WireDefaults {
+            client_info: json(serde_json::to_value(&config.client_info)),
+            capabilities: json(serde_json::to_value(capabilities_with(config, handler))),
+        }
+    }
+}
+
+/// The capabilities declared by a client configured with `config` whose input handler
+/// provides `handler`.
+fn capabilities_with(config: &Config, handler: HandlerCapabilities) -> ClientCapabilities {
+    let mut caps = handler.to_client_capabilities();
+    if config.tasks {
+        caps.extensions.get_or_insert_with(Default::default).insert(
+            ferry_protocol::tasks::EXTENSION.to_owned(),
+            serde_json::Value::Object(Default::default()),
+        );
+    }
+    caps
 }
 
 impl Drop for Inner {
@@ -159,14 +194,7 @@ impl Inner {
         &self,
         handler: HandlerCapabilities,
     ) -> ClientCapabilities {
-        let mut caps = handler.to_client_capabilities();
-        if self.config.tasks {
-            caps.extensions.get_or_insert_with(Default::default).insert(
-                ferry_protocol::tasks::EXTENSION.to_owned(),
-                serde_json::Value::Object(Default::default()),
-            );
-        }
-        caps
+        capabilities_with(&self.config, handler)
     }
 
     pub(crate) fn era(&self) -> Era {

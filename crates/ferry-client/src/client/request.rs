@@ -1,12 +1,14 @@
 //! Sending one request: `_meta`, HTTP headers, the wait for the answer with its timeout,
 //! progress, and the checks on the result.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use ferry_protocol::headers as h;
 use ferry_protocol::jsonrpc::{JsonRpcNotification, RequestId};
 use ferry_protocol::{ErrorCode, logging, meta, methods, notifications};
 use serde::de::DeserializeOwned;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
@@ -135,25 +137,33 @@ impl Inner {
             .progress
             .as_ref()
             .map(|_| self.next_progress_token());
-        let mut params = self.params_with_meta(req, session, token.as_ref());
-        if let Some(cx) = trace {
-            crate::telemetry::inject(&mut params, cx);
-        }
+        let trace_meta = trace.map(|cx| {
+            let mut m = Map::new();
+            ferry_protocol::trace::to_meta(cx, &mut m);
+            m
+        });
+        let meta = self.wire_meta(req, session, token.as_ref(), trace_meta.as_ref());
         let headers = if self.transport.is_http() {
-            self.headers(req, session, &params)
+            self.headers(req, session)
         } else {
             Vec::new()
         };
-        let body = json!({
-            "jsonrpc": "2.0",
-            "id": id.to_value(),
-            "method": req.method,
-            "params": params,
-        });
+        let body = serde_json::to_vec(&WireRequest {
+            jsonrpc: "2.0",
+            id: &id,
+            method: req.method,
+            params: WireParams {
+                params: &req.params,
+                meta: &meta,
+            },
+        })
+        .map_err(|e| {
+            Error::InvalidInput(format!("the {} params cannot be sent: {e}", req.method))
+        })?;
         let out = Outgoing {
             id,
             method: req.method.to_owned(),
-            body: body.to_string().into_bytes(),
+            body,
             headers,
             progress_token: token.clone(),
             legacy,
@@ -192,52 +202,52 @@ impl Inner {
         Ok(v)
     }
 
-    fn params_with_meta(
-        &self,
-        req: &Req<'_>,
-        session: &Session,
-        token: Option<&RequestId>,
-    ) -> Value {
-        let mut params = req.params.clone();
-        params.remove("_meta");
-        let mut m = req.opts.meta.clone().unwrap_or_default();
-        if session.era == Era::Modern {
-            m.insert(
-                meta::PROTOCOL_VERSION.to_owned(),
-                Value::from(session.version.as_str()),
-            );
-            // Capabilities given in the call's `_meta` (a gateway relaying its client's)
-            // win over the input handler's, the call's own handler over the client's.
-            m.entry(meta::CLIENT_CAPABILITIES.to_owned())
-                .or_insert_with(|| {
-                    let caps = match &req.opts.input_handler {
-                        Some(h) => self.client_capabilities_with(h.capabilities()),
-                        None => self.client_capabilities(),
-                    };
-                    serde_json::to_value(caps).unwrap_or_else(|_| json!({}))
-                });
-            m.insert(
-                meta::CLIENT_INFO.to_owned(),
-                serde_json::to_value(&self.config.client_info).unwrap_or_else(|_| json!({})),
-            );
+    /// The `_meta` of one request: the call's own ([`CallOptions::meta`]) with the
+    /// client's entries put over it. Capabilities given in the call's `_meta` (a gateway
+    /// relaying its client's) win over the input handler's, the call's own handler over
+    /// the client's.
+    fn wire_meta<'a>(
+        &'a self,
+        req: &'a Req<'_>,
+        session: &'a Session,
+        token: Option<&'a RequestId>,
+        trace_entries: Option<&'a Map<String, Value>>,
+    ) -> WireMeta<'a> {
+        let given = req.opts.meta.as_ref();
+        let modern = session.era == Era::Modern;
+        let capabilities =
+            if !modern || given.is_some_and(|m| m.contains_key(meta::CLIENT_CAPABILITIES)) {
+                None
+            } else {
+                Some(match &req.opts.input_handler {
+                    Some(h) => Cow::Owned(
+                        serde_json::to_value(self.client_capabilities_with(h.capabilities()))
+                            .unwrap_or_else(|_| json!({})),
+                    ),
+                    None => Cow::Borrowed(&self.wire.capabilities),
+                })
+            };
+        // A trace context the caller put in `_meta` is kept.
+        let trace = trace_entries
+            .filter(|_| !given.is_some_and(|m| m.contains_key(ferry_protocol::trace::TRACEPARENT)));
+        WireMeta {
+            given,
+            version: modern.then_some(session.version.as_str()),
+            capabilities,
+            client_info: modern.then_some(&self.wire.client_info),
+            progress: token,
+            trace,
         }
-        if let Some(t) = token {
-            m.insert(meta::PROGRESS_TOKEN.to_owned(), t.to_value());
-        }
-        if !m.is_empty() {
-            params.insert("_meta".to_owned(), Value::Object(m));
-        }
-        Value::Object(params)
     }
 
-    fn headers(&self, req: &Req<'_>, session: &Session, params: &Value) -> Vec<(String, String)> {
+    fn headers(&self, req: &Req<'_>, session: &Session) -> Vec<(String, String)> {
         let mut out = vec![(h::PROTOCOL_VERSION.to_owned(), session.version.clone())];
         if session.era == Era::Legacy {
             return out;
         }
         out.push((h::METHOD.to_owned(), req.method.to_owned()));
         if let Some(member) = methods::name_member(req.method)
-            && let Some(name) = params.get(member).and_then(Value::as_str)
+            && let Some(name) = req.params.get(member).and_then(Value::as_str)
         {
             out.push((h::NAME.to_owned(), h::encode_value(name).into_owned()));
         }
@@ -372,6 +382,95 @@ impl Inner {
         self.transport
             .notify(Value::Object(body).to_string().into_bytes(), headers)
             .await
+    }
+}
+
+/// A request as it is sent: `{"jsonrpc":"2.0","id","method","params"}`, written straight
+/// from the caller's params, without copying them into a new JSON value first.
+#[derive(serde::Serialize)]
+struct WireRequest<'a> {
+    jsonrpc: &'static str,
+    id: &'a RequestId,
+    method: &'a str,
+    params: WireParams<'a>,
+}
+
+/// The caller's params without their own `_meta`, then the `_meta` the client sends.
+struct WireParams<'a> {
+    params: &'a Map<String, Value>,
+    meta: &'a WireMeta<'a>,
+}
+
+impl Serialize for WireParams<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.params {
+            if key != "_meta" {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if !self.meta.is_empty() {
+            map.serialize_entry("_meta", self.meta)?;
+        }
+        map.end()
+    }
+}
+
+/// A request's `_meta`: the call's own entries, then the client's, which replace the
+/// call's entries of the same name (except the capabilities and the trace context,
+/// which are only added when the call's `_meta` has none).
+struct WireMeta<'a> {
+    given: Option<&'a Map<String, Value>>,
+    version: Option<&'a str>,
+    capabilities: Option<Cow<'a, Value>>,
+    client_info: Option<&'a Value>,
+    progress: Option<&'a RequestId>,
+    trace: Option<&'a Map<String, Value>>,
+}
+
+impl WireMeta<'_> {
+    fn is_empty(&self) -> bool {
+        self.given.is_none_or(Map::is_empty)
+            && self.version.is_none()
+            && self.capabilities.is_none()
+            && self.client_info.is_none()
+            && self.progress.is_none()
+            && self.trace.is_none_or(Map::is_empty)
+    }
+
+    /// Whether the client's own entry replaces the call's entry `key`.
+    fn replaces(&self, key: &str) -> bool {
+        (key == meta::PROTOCOL_VERSION && self.version.is_some())
+            || (key == meta::CLIENT_INFO && self.client_info.is_some())
+            || (key == meta::PROGRESS_TOKEN && self.progress.is_some())
+            || self.trace.is_some_and(|t| t.contains_key(key))
+    }
+}
+
+impl Serialize for WireMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in self.given.into_iter().flatten() {
+            if !self.replaces(key) {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(v) = self.version {
+            map.serialize_entry(meta::PROTOCOL_VERSION, v)?;
+        }
+        if let Some(c) = &self.capabilities {
+            map.serialize_entry(meta::CLIENT_CAPABILITIES, c.as_ref())?;
+        }
+        if let Some(i) = self.client_info {
+            map.serialize_entry(meta::CLIENT_INFO, i)?;
+        }
+        if let Some(t) = self.progress {
+            map.serialize_entry(meta::PROGRESS_TOKEN, t)?;
+        }
+        for (key, value) in self.trace.into_iter().flatten() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
     }
 }
 

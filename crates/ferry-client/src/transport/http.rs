@@ -129,10 +129,8 @@ impl HttpTransport {
         let shared = self.shared.clone();
         let id = out.id.clone();
         let legacy = out.legacy;
-        let task = tokio::spawn(run_post(shared.clone(), out, tx));
-        let abort = task.abort_handle();
-        Ok(Exchange::new(rx, move |finished| {
-            abort.abort();
+        let driver = Box::pin(run_post(shared.clone(), out, tx));
+        Ok(Exchange::driven(rx, driver, move |finished| {
             if !finished && legacy {
                 cancel_legacy(shared, id);
             }

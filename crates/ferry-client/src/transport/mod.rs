@@ -63,12 +63,24 @@ impl Incoming {
 
 type OnDrop = Box<dyn FnOnce(bool) + Send>;
 
+/// The work that sends a request and reads what comes back for it, run by whoever
+/// reads the exchange.
+pub(crate) type Driver = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// The messages of one request, ending with its response. Dropping it before the
 /// response cancels the request.
 pub(crate) struct Exchange {
     rx: mpsc::Receiver<Incoming>,
+    /// The request's own I/O (HTTP), which puts its messages in `rx`; done once `None`.
+    driver: Option<Driver>,
     finished: bool,
     on_drop: Option<OnDrop>,
+}
+
+/// What a wait on a driven exchange saw first.
+enum Woke {
+    Message(Option<Incoming>),
+    DriverDone,
 }
 
 impl Exchange {
@@ -78,14 +90,42 @@ impl Exchange {
     ) -> Self {
         Exchange {
             rx,
+            driver: None,
             finished: false,
             on_drop: Some(Box::new(on_drop)),
         }
     }
 
+    /// An exchange whose messages `driver` produces while the exchange is read: the
+    /// request's I/O runs in the reader's task, with no task of its own to schedule, and
+    /// stops when the exchange is dropped.
+    pub(crate) fn driven(
+        rx: mpsc::Receiver<Incoming>,
+        driver: Driver,
+        on_drop: impl FnOnce(bool) + Send + 'static,
+    ) -> Self {
+        let mut exchange = Exchange::new(rx, on_drop);
+        exchange.driver = Some(driver);
+        exchange
+    }
+
     /// The next message; `None` when the transport went away.
     pub(crate) async fn recv(&mut self) -> Option<Incoming> {
-        let m = self.rx.recv().await;
+        let m = loop {
+            let Some(driver) = self.driver.as_mut() else {
+                break self.rx.recv().await;
+            };
+            // The driver first: when it finishes, its last message is already queued.
+            let woke = tokio::select! {
+                biased;
+                () = driver => Woke::DriverDone,
+                m = self.rx.recv() => Woke::Message(m),
+            };
+            match woke {
+                Woke::Message(m) => break m,
+                Woke::DriverDone => self.driver = None,
+            }
+        };
         if m.as_ref().is_none_or(Incoming::is_final) {
             self.finished = true;
         }
