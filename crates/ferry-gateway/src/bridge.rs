@@ -39,6 +39,7 @@ use ferry_protocol::elicitation::{
 use ferry_protocol::mrtr::{CreateMessageRequest, ElicitRequest, InputRequest, ListRootsRequest};
 use ferry_protocol::roots::{ListRootsResult, Root};
 use ferry_protocol::sampling::CreateMessageResult;
+use ferry_server::ForwardProgress;
 use parking_lot::Mutex;
 use prometheus_client::metrics::gauge::Gauge;
 use serde_json::{Map, Value, json};
@@ -70,7 +71,12 @@ struct Held {
     request: Box<InputRequest>,
     reply: oneshot::Sender<Value>,
     events: mpsc::Receiver<Event>,
+    progress: ProgressSink,
 }
+
+/// Where a bridged call's progress goes: the client's stream of the round under way, if
+/// it asked for progress; nowhere between rounds.
+type ProgressSink = Arc<Mutex<Option<ForwardProgress>>>;
 
 /// How a bridged round ends.
 pub(crate) enum Step {
@@ -141,8 +147,11 @@ impl Bridge {
         params: Map<String, Value>,
         capabilities: &ClientCapabilities,
         back: Option<&Arc<BackChannel>>,
+        progress: Option<&ForwardProgress>,
     ) -> Result<Step, ErrorObject> {
         let (events, rx) = mpsc::channel(1);
+        let sink: ProgressSink = Arc::new(Mutex::new(progress.cloned()));
+        let relay = sink.clone();
         let asker = Asker {
             events: events.clone(),
             capabilities: handler_capabilities(capabilities),
@@ -152,23 +161,30 @@ impl Bridge {
         let opts = CallOptions::new()
             .bypass_cache()
             .timeout(UPSTREAM_TIMEOUT)
-            .input_handler(asker);
+            .input_handler(asker)
+            .on_progress(move |p| {
+                if let Some(progress) = relay.lock().as_ref() {
+                    progress.send(p.progress, p.total, p.message.as_deref());
+                }
+            });
         let client = client.clone();
         tokio::spawn(async move {
             let result = client.request(method, Value::Object(params), &opts).await;
             drop(registered);
             let _ = events.send(Event::Done(result)).await;
         });
-        self.next(rx).await
+        self.next(rx, sink).await
     }
 
     /// Hands the answer in `responses` (the retry's `inputResponses`) to the call held as
-    /// `id`, and waits for the upstream's next question or its result. A retry without
-    /// the answer is asked the same question again.
+    /// `id`, and waits for the upstream's next question or its result, relaying the
+    /// upstream's progress meanwhile to `progress`. A retry without the answer is asked
+    /// the same question again.
     pub(crate) async fn resume(
         &self,
         id: &str,
         responses: Option<&Value>,
+        progress: Option<&ForwardProgress>,
     ) -> Result<Step, ErrorObject> {
         let Some(held) = self.held.remove(id) else {
             return Err(ErrorObject::invalid_params(
@@ -185,8 +201,9 @@ impl Bridge {
                 "Invalid params: inputResponses.{INPUT_KEY} is not {why}"
             )));
         }
+        *held.progress.lock() = progress.cloned();
         let _ = held.reply.send(answer.clone());
-        self.next(held.events).await
+        self.next(held.events, held.progress).await
     }
 
     /// Whether the call `id` is held here.
@@ -199,13 +216,19 @@ impl Bridge {
         self.held.remove(id);
     }
 
-    async fn next(&self, mut events: mpsc::Receiver<Event>) -> Result<Step, ErrorObject> {
+    async fn next(
+        &self,
+        mut events: mpsc::Receiver<Event>,
+        progress: ProgressSink,
+    ) -> Result<Step, ErrorObject> {
         // The upstream request has its own timeout; this one only bounds a task that
         // went missing.
         let waited = tokio::time::timeout(UPSTREAM_TIMEOUT * 2, events.recv()).await;
         match waited {
             Ok(Some(Event::Done(result))) => Ok(Step::Done(result)),
             Ok(Some(Event::Ask { request, reply })) => {
+                // The round ends with the question; the next one reports on its own.
+                *progress.lock() = None;
                 if self.held.len() >= self.max_held {
                     tracing::warn!(
                         max = self.max_held,
@@ -219,6 +242,7 @@ impl Bridge {
                     request,
                     reply,
                     events,
+                    progress,
                 }))
             }
             Ok(None) | Err(_) => Err(ErrorObject::internal(

@@ -509,7 +509,8 @@ impl Core {
     /// the call, which one (`None`: this one). A 2025-11-25 upstream asks in the middle of a call: its rounds go
     /// through the bridge, which holds the call between them (`resumed` names the held
     /// call and its holder), and a call held on another instance is continued there.
-    /// The upstream's progress on a round sent straight is relayed to `progress`.
+    /// The upstream's progress during the round is relayed to `progress` (not from a call
+    /// held on another instance).
     async fn forward_round(
         &self,
         upstream: &Upstream,
@@ -527,12 +528,19 @@ impl Core {
                 let step = self.resume_at(&at, &held, upstream.name(), responses).await;
                 (step, Some(at))
             }
-            Some((held, _)) => (self.bridge.resume(&held, responses).await, None),
+            Some((held, _)) => (self.bridge.resume(&held, responses, progress).await, None),
             None if upstream.bridges() => {
                 let back = upstream.back.as_ref();
                 let step = self
                     .bridge
-                    .start(&upstream.client, method, params, capabilities, back)
+                    .start(
+                        &upstream.client,
+                        method,
+                        params,
+                        capabilities,
+                        back,
+                        progress,
+                    )
                     .await;
                 (step, None)
             }
@@ -599,7 +607,7 @@ impl Core {
         if !self.envelopes.check_peer_token(token, held, responses) {
             return None;
         }
-        let reply = match self.bridge.resume(held, Some(responses)).await {
+        let reply = match self.bridge.resume(held, Some(responses), None).await {
             Ok(Step::Ask { result, held }) => json!({"ask": {"result": result, "held": held}}),
             Ok(Step::Done(Ok(result)) | Step::Answered(result)) => json!({"done": result}),
             Ok(Step::Done(Err(e))) => json!({"error": upstream_error(upstream, &e)}),

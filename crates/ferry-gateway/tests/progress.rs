@@ -1,6 +1,8 @@
 //! Progress through the gateway: a client that asks for progress on a call (a
 //! `progressToken`) gets the upstream's `notifications/progress` for it, relayed on its
-//! own stream under its own token, whichever era the gateway speaks to the upstream.
+//! own stream under its own token, whichever era the gateway speaks to the upstream
+//! (a call to a 2025-11-25 upstream goes through the bridge, which holds it between
+//! rounds).
 
 mod support;
 
@@ -43,4 +45,9 @@ async fn a_2026_upstreams_progress_reaches_a_2026_client() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_2026_upstreams_progress_reaches_a_2025_client() {
     progress_is_relayed(UpstreamEra::Modern, EraMode::Legacy).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2025_upstreams_progress_reaches_a_2026_client_through_the_bridge() {
+    progress_is_relayed(UpstreamEra::Legacy, EraMode::Modern).await;
 }
