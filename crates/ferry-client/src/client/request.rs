@@ -82,7 +82,9 @@ impl Inner {
                     if let crate::transport::Transport::Http(t) = &self.transport {
                         t.clear_session();
                     }
-                    self.initialize().await?;
+                    // Boxed, like every path taken rarely, so that the future of every
+                    // request is not as large as this one's.
+                    Box::pin(self.initialize()).await?;
                 }
                 r => return r,
             }
@@ -298,9 +300,9 @@ impl Inner {
                     let response = {
                         let _busy = self.gate.enter();
                         let asker = answer::Asker::for_call(self, req.opts);
-                        answer::server_request(&asker, &r, req.origin.clone()).await
+                        Box::pin(answer::server_request(&asker, &r, req.origin.clone())).await
                     };
-                    self.send_response(response).await;
+                    Box::pin(self.send_response(response)).await;
                     deadline = Instant::now() + timeout;
                 }
             }
