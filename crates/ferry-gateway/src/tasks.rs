@@ -13,6 +13,8 @@
 //! is served by [`Feed`]: the ids are opened the same way, grouped by upstream, and each
 //! upstream is listened to for its own ids; its `notifications/tasks` come back under
 //! the gateway's ids. Any instance can serve the stream, as any can route `tasks/get`.
+//! An upstream stream that breaks is listened to again, with a growing delay, until its
+//! tasks have ended.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
@@ -142,6 +144,17 @@ impl TaskFeed for Feed {
     }
 }
 
+/// How long the feed waits before listening again to an upstream whose stream broke;
+/// doubled after each failed attempt, up to [`RELISTEN_MAX_DELAY`].
+const RELISTEN_FIRST_DELAY: Duration = Duration::from_millis(100);
+
+/// The longest wait between two attempts to listen again.
+const RELISTEN_MAX_DELAY: Duration = Duration::from_secs(5);
+
+/// How many attempts in a row to listen again fail before the feed gives up on an
+/// upstream (its tasks then go quiet on the client's stream).
+const RELISTEN_ATTEMPTS: u32 = 8;
+
 /// Listens to `upstream` for the tasks of `names` (upstream task id to gateway task id):
 /// the gateway ids it granted, and their notifications under those ids; `None` when the
 /// upstream cannot be listened to.
@@ -149,10 +162,7 @@ async fn follow_on(
     upstream: &Upstream,
     names: HashMap<String, String>,
 ) -> Option<(Vec<String>, BoxStream<'static, DetailedTask>)> {
-    let filter = names
-        .keys()
-        .fold(SubscriptionFilter::new(), |f, t| f.with_task(t.clone()));
-    let subscription = match upstream.client.listen(filter).await {
+    let subscription = match upstream.client.listen(filter_for(&names)).await {
         Ok(s) => s,
         Err(e) => {
             let name = upstream.name();
@@ -160,25 +170,125 @@ async fn follow_on(
             return None;
         }
     };
-    let granted = subscription.granted().task_ids.clone().unwrap_or_default();
-    let names: HashMap<String, String> = names
-        .into_iter()
-        .filter(|(task, _)| granted.contains(task))
-        .collect();
-    let gateway_ids = names.values().cloned().collect();
-    let name = upstream.name().to_owned();
-    let updates = subscription
-        .filter_map(move |n| std::future::ready(renamed(&name, &names, n)))
-        .boxed();
+    let mut follow = Follow {
+        client: upstream.client.clone(),
+        upstream: upstream.name().to_owned(),
+        names,
+        subscription: None,
+        failures: 0,
+    };
+    follow.listening(subscription);
+    let gateway_ids = follow.names.values().cloned().collect();
+    let updates = futures::stream::unfold(follow, |mut follow| async move {
+        let task = follow.next().await?;
+        Some((task, follow))
+    })
+    .boxed();
     Some((gateway_ids, updates))
 }
 
-/// An upstream's `notifications/tasks` for a followed task, under the gateway's id.
-fn renamed(
+/// A filter for the tasks of `names`.
+fn filter_for(names: &HashMap<String, String>) -> SubscriptionFilter {
+    names
+        .keys()
+        .fold(SubscriptionFilter::new(), |f, t| f.with_task(t.clone()))
+}
+
+/// The tasks followed on one upstream: its stream, listened to again when it breaks
+/// (the upstream sends each task's current state first, so nothing is missed but the
+/// steps in between), until every task has ended.
+struct Follow {
+    client: ferry_client::Client,
+    upstream: String,
+    /// Upstream task id to gateway task id, for the tasks not yet ended.
+    names: HashMap<String, String>,
+    subscription: Option<ferry_client::Subscription>,
+    /// Attempts to listen again that failed since the last notification.
+    failures: u32,
+}
+
+impl Follow {
+    /// Follows on `subscription` the tasks it granted.
+    fn listening(&mut self, subscription: ferry_client::Subscription) {
+        let granted = subscription.granted().task_ids.clone().unwrap_or_default();
+        self.names.retain(|task, _| granted.contains(task));
+        self.subscription = Some(subscription);
+    }
+
+    /// The next notification of a followed task, under the gateway's id; `None` once
+    /// every task has ended, or the upstream cannot be listened to again.
+    async fn next(&mut self) -> Option<DetailedTask> {
+        loop {
+            if self.names.is_empty() {
+                return None;
+            }
+            let Some(subscription) = self.subscription.as_mut() else {
+                self.listen_again().await?;
+                continue;
+            };
+            match subscription.next().await {
+                Some(notification) => {
+                    let Some((task_id, mut task)) = followed(&self.upstream, notification) else {
+                        continue;
+                    };
+                    let Some(gateway_id) = self.names.get(&task_id).cloned() else {
+                        continue;
+                    };
+                    self.failures = 0;
+                    if task.task.status.is_terminal() {
+                        self.names.remove(&task_id);
+                    }
+                    task.task.task_id = gateway_id;
+                    return Some(task);
+                }
+                None => {
+                    tracing::warn!(
+                        upstream = self.upstream,
+                        "an upstream's task stream ended; listening again"
+                    );
+                    self.subscription = None;
+                }
+            }
+        }
+    }
+
+    /// Listens again for the tasks not yet ended, after a delay that grows with each
+    /// failed attempt; `None` when it gave up.
+    async fn listen_again(&mut self) -> Option<()> {
+        loop {
+            if self.failures >= RELISTEN_ATTEMPTS {
+                tracing::warn!(
+                    upstream = self.upstream,
+                    attempts = self.failures,
+                    "gave up listening again for tasks on the upstream"
+                );
+                return None;
+            }
+            let delay = RELISTEN_FIRST_DELAY
+                .saturating_mul(1 << self.failures.min(16))
+                .min(RELISTEN_MAX_DELAY);
+            self.failures += 1;
+            tokio::time::sleep(delay).await;
+            match self.client.listen(filter_for(&self.names)).await {
+                Ok(subscription) => {
+                    self.listening(subscription);
+                    return Some(());
+                }
+                Err(e) => tracing::warn!(
+                    upstream = self.upstream,
+                    error = %e,
+                    "cannot listen again for tasks on the upstream"
+                ),
+            }
+        }
+    }
+}
+
+/// An upstream's `notifications/tasks`, with the task's upstream id.
+fn followed(
     upstream: &str,
-    names: &HashMap<String, String>,
     notification: ferry_client::Result<ServerNotification>,
-) -> Option<DetailedTask> {
+) -> Option<(String, DetailedTask)> {
     let params = match notification {
         Ok(ServerNotification::Other { method, params }) if method == notifications::TASKS => {
             params?
@@ -189,11 +299,10 @@ fn renamed(
             return None;
         }
     };
-    let mut task = serde_json::from_value::<TaskStatusNotificationParams>(params)
+    let task = serde_json::from_value::<TaskStatusNotificationParams>(params)
         .ok()?
         .task;
-    task.task.task_id = names.get(&task.task.task_id)?.clone();
-    Some(task)
+    Some((task.task.task_id.clone(), task))
 }
 
 /// The one answer for a task the caller may not see: unknown, expired, or another's

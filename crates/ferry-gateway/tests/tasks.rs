@@ -264,3 +264,75 @@ async fn a_listen_stream_follows_the_gateways_task_ids_on_their_upstream() {
         refused.granted()
     );
 }
+
+/// A TCP relay in front of `upstream` (`http://host:port/mcp`) whose open connections
+/// can all be cut at once; returns its URL and the relay.
+async fn relay(upstream: &str) -> (String, CutRelay) {
+    let target: std::net::SocketAddr = upstream
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let open = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let tracked = open.clone();
+    tokio::spawn(async move {
+        while let Ok((mut inbound, _)) = listener.accept().await {
+            let relayed = tokio::spawn(async move {
+                if let Ok(mut outbound) = tokio::net::TcpStream::connect(target).await {
+                    let _ = tokio::io::copy_bidirectional(&mut inbound, &mut outbound).await;
+                }
+            });
+            tracked.lock().unwrap().push(relayed.abort_handle());
+        }
+    });
+    (format!("http://{addr}/mcp"), CutRelay(open))
+}
+
+/// The connections a [`relay`] holds open.
+struct CutRelay(std::sync::Arc<std::sync::Mutex<Vec<tokio::task::AbortHandle>>>);
+
+impl CutRelay {
+    /// Closes every connection open through the relay (new ones still get through).
+    fn cut(&self) {
+        for connection in self.0.lock().unwrap().drain(..) {
+            connection.abort();
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_stream_that_breaks_upstream_is_listened_to_again() {
+    let upstream = everything_upstream().await;
+    let (through, relay) = relay(&upstream).await;
+    let dir = tempfile::tempdir().unwrap();
+    let base = gateway(vec![UpstreamConfig::http("ev", &through)], dir.path(), 8).await;
+    let url = format!("{base}/mcp");
+    let args = json!({"name": "slow_compute", "arguments": {"seconds": 1.5, "label": "sums"}});
+    let created = send(&url, "alice-token", 1, "tools/call", args, task_caps()).await;
+    let id = created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned();
+    let alice = task_client(&url, "alice-token").await;
+    let mut followed = alice
+        .listen(SubscriptionFilter::new().with_task(id.clone()))
+        .await
+        .expect("the gateway acknowledges the stream");
+    let first = next_task_notification(&mut followed).await;
+    assert_eq!(first["status"], "working", "{first}");
+
+    // The gateway's stream to the upstream breaks; the client's stays open and still
+    // hears how the task ends.
+    relay.cut();
+    let last = loop {
+        let params = next_task_notification(&mut followed).await;
+        assert_eq!(params["taskId"], id.as_str(), "{params}");
+        if params["status"] != "working" {
+            break params;
+        }
+    };
+    assert_eq!(last["status"], "completed", "{last}");
+    assert_eq!(text(&last["result"]), "Computed sums in 1.5 s", "{last}");
+}
