@@ -271,8 +271,13 @@ impl ClientBuilder {
         self
     }
 
-    /// Uses this `reqwest` client (proxies, TLS roots, ...). Do not give it a total
-    /// request timeout: event streams stay open.
+    /// Uses this `reqwest` client (proxies, TLS roots, ...) for every request. Do not
+    /// give it a total request timeout: event streams stay open.
+    ///
+    /// Without one, requests to an `http://` server with no proxy configured in the
+    /// environment (`HTTP_PROXY`, `ALL_PROXY`) go through hyper's pooled client directly,
+    /// without reqwest's per-request layers; `https://` servers and proxies go through
+    /// reqwest.
     pub fn reqwest_client(mut self, client: reqwest::Client) -> Self {
         self.http_client = Some(client);
         self
@@ -298,15 +303,17 @@ impl ClientBuilder {
                         url.scheme()
                     )));
                 }
+                let own_client = self.http_client.is_none();
                 let client = match self.http_client {
                     Some(c) => c,
                     None => reqwest::Client::builder()
-                        .connect_timeout(Duration::from_secs(10))
+                        .connect_timeout(crate::transport::CONNECT_TIMEOUT)
                         .build()
                         .map_err(|e| Error::transport_from("could not set up HTTP", e))?,
                 };
                 let t = HttpTransport::new(
                     client,
+                    own_client,
                     url,
                     if self.authorizer.is_some() {
                         None

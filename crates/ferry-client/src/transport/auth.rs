@@ -4,27 +4,27 @@
 
 use ferry_oauth::{AuthChallenge, Authorizer, Decision, Outgoing, Refusal};
 use reqwest::header::{AUTHORIZATION, WWW_AUTHENTICATE};
-use reqwest::{RequestBuilder, Response, StatusCode, Url};
+use reqwest::{RequestBuilder, StatusCode, Url};
 
+use super::reply::{DirectClient, Reply, execute};
 use crate::error::{Error, Result};
 
 /// How many times one request is sent in all (the authorizer bounds its own retries;
 /// this is the transport's backstop).
 const MAX_SENDS: u32 = 8;
 
-/// Sends the request that `build` makes, with credentials from `auth`.
+/// Sends the request that `build` makes, with credentials from `auth`, through `direct`
+/// when given (see [`super::reply`]).
 pub(crate) async fn send(
     auth: Option<&dyn Authorizer>,
+    direct: Option<&DirectClient>,
     method: &str,
     url: &Url,
     build: impl Fn() -> Result<RequestBuilder>,
     failure: &str,
-) -> Result<Response> {
+) -> Result<Reply> {
     let Some(auth) = auth else {
-        return build()?
-            .send()
-            .await
-            .map_err(|e| Error::transport_from(failure.to_owned(), e));
+        return execute(direct, build()?, failure).await;
     };
     let mut sends = 0;
     loop {
@@ -41,10 +41,7 @@ pub(crate) async fn send(
         if let Some(v) = &creds.dpop {
             req = req.header("dpop", v.clone());
         }
-        let resp = req
-            .send()
-            .await
-            .map_err(|e| Error::transport_from(failure.to_owned(), e))?;
+        let resp = execute(direct, req, failure).await?;
         let status = resp.status();
         if status != StatusCode::UNAUTHORIZED && status != StatusCode::FORBIDDEN {
             auth.answered(url, resp.headers());

@@ -13,10 +13,11 @@ use ferry_oauth::Authorizer;
 use ferry_protocol::headers as h;
 use parking_lot::{Mutex, RwLock};
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
-use reqwest::{Response, StatusCode, Url};
+use reqwest::{StatusCode, Url};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use super::reply::{DirectClient, Reply, direct_client};
 use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing, auth};
 use crate::error::{Error, Result, RpcError};
 use crate::sse::{SseEvent, SseParser};
@@ -50,6 +51,9 @@ impl Drop for HttpTransport {
 
 struct Shared {
     client: reqwest::Client,
+    /// Sends the POSTs when the server is plain HTTP with no proxy in between (and the
+    /// caller gave no reqwest client of its own).
+    direct: Option<DirectClient>,
     url: Url,
     bearer: Option<HeaderValue>,
     authorizer: Option<Arc<dyn Authorizer>>,
@@ -64,6 +68,7 @@ struct Shared {
 impl HttpTransport {
     pub(crate) fn new(
         client: reqwest::Client,
+        own_client: bool,
         url: Url,
         bearer: Option<&str>,
         authorizer: Option<Arc<dyn Authorizer>>,
@@ -83,6 +88,11 @@ impl HttpTransport {
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 client,
+                direct: if own_client {
+                    direct_client(&url)
+                } else {
+                    None
+                },
                 url,
                 bearer,
                 authorizer,
@@ -201,8 +211,15 @@ impl HttpTransport {
                 Ok(req)
             };
             let authorizer = shared.authorizer.as_deref();
-            if let Err(e) =
-                auth::send(authorizer, "DELETE", &shared.url, build, "DELETE failed").await
+            if let Err(e) = auth::send(
+                authorizer,
+                None,
+                "DELETE",
+                &shared.url,
+                build,
+                "DELETE failed",
+            )
+            .await
             {
                 tracing::debug!(error = %e, "DELETE of the legacy session failed");
             }
@@ -235,10 +252,11 @@ impl Shared {
         body: &[u8],
         headers: &[(String, String)],
         failure: &str,
-    ) -> Result<Response> {
+    ) -> Result<Reply> {
         let build = || self.post(body.to_vec(), headers);
         auth::send(
             self.authorizer.as_deref(),
+            self.direct.as_ref(),
             "POST",
             &self.url,
             build,
@@ -258,7 +276,7 @@ impl Shared {
     }
 
     /// A legacy GET for the session's stream, resuming after `last_event_id`.
-    async fn get(&self, last_event_id: Option<&str>) -> Result<Response> {
+    async fn get(&self, last_event_id: Option<&str>) -> Result<Reply> {
         let build = || {
             let mut req = self
                 .client
@@ -274,6 +292,7 @@ impl Shared {
         };
         let resp = auth::send(
             self.authorizer.as_deref(),
+            None,
             "GET",
             &self.url,
             build,
@@ -295,7 +314,7 @@ impl Shared {
     }
 }
 
-fn is_event_stream(resp: &Response) -> bool {
+fn is_event_stream(resp: &Reply) -> bool {
     resp.headers()
         .get(CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -392,7 +411,7 @@ async fn post_and_read(
 
 /// Turns an HTTP error status into the error to report: the JSON-RPC error in the body
 /// when there is one.
-async fn error_reply(status: StatusCode, resp: Response) -> Incoming {
+async fn error_reply(status: StatusCode, resp: Reply) -> Incoming {
     if status == StatusCode::UNAUTHORIZED {
         let www_authenticate = resp
             .headers()
@@ -416,16 +435,12 @@ async fn error_reply(status: StatusCode, resp: Response) -> Incoming {
 }
 
 /// Reads a whole body of at most `limit` bytes.
-async fn read_body(mut resp: Response, limit: usize) -> Result<Vec<u8>> {
+async fn read_body(mut resp: Reply, limit: usize) -> Result<Vec<u8>> {
     if resp.content_length().is_some_and(|n| n > limit as u64) {
         return Err(Error::TooLarge { limit });
     }
     let mut body = Vec::new();
-    while let Some(chunk) = resp
-        .chunk()
-        .await
-        .map_err(|e| Error::transport_from("reading the response failed", e))?
-    {
+    while let Some(chunk) = resp.chunk().await? {
         if body.len() + chunk.len() > limit {
             return Err(Error::TooLarge { limit });
         }
@@ -448,7 +463,7 @@ enum StreamEnd {
 /// early.
 async fn pump(
     shared: &Shared,
-    resp: Response,
+    resp: Reply,
     out: &Outgoing,
     tx: &mpsc::Sender<Incoming>,
 ) -> Option<Incoming> {
@@ -485,11 +500,7 @@ enum Flow {
     Stop,
 }
 
-async fn read_events<F, Fut>(
-    parser: &mut SseParser,
-    mut resp: Response,
-    mut on_event: F,
-) -> StreamEnd
+async fn read_events<F, Fut>(parser: &mut SseParser, mut resp: Reply, mut on_event: F) -> StreamEnd
 where
     F: FnMut(SseEvent) -> Fut,
     Fut: Future<Output = Flow>,

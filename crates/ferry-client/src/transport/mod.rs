@@ -9,6 +9,9 @@
 mod auth;
 pub(crate) mod http;
 mod lines;
+mod reply;
+
+pub(crate) use reply::CONNECT_TIMEOUT;
 pub(crate) mod stdio;
 
 use ferry_protocol::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};
