@@ -303,7 +303,12 @@ impl ClientBuilder {
                         url.scheme()
                     )));
                 }
-                let own_client = self.http_client.is_none();
+                // A caller's own reqwest client carries every request (its proxies,
+                // its TLS roots); otherwise plain-HTTP POSTs may skip reqwest.
+                let direct = match self.http_client {
+                    Some(_) => None,
+                    None => crate::transport::direct_client(&url),
+                };
                 let client = match self.http_client {
                     Some(c) => c,
                     None => reqwest::Client::builder()
@@ -313,7 +318,7 @@ impl ClientBuilder {
                 };
                 let t = HttpTransport::new(
                     client,
-                    own_client,
+                    direct,
                     url,
                     if self.authorizer.is_some() {
                         None

@@ -189,6 +189,17 @@ async fn task_client(url: &str, token: &str) -> Client {
         .expect("the client connects to the gateway")
 }
 
+/// Starts `slow_compute` for `seconds` as a task of alice's through the gateway at
+/// `url`; returns the gateway's task id.
+async fn start_slow_compute(url: &str, seconds: f64) -> String {
+    let args = json!({"name": "slow_compute", "arguments": {"seconds": seconds, "label": "sums"}});
+    let created = send(url, "alice-token", 1, "tools/call", args, task_caps()).await;
+    created["result"]["taskId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a task: {created}"))
+        .to_owned()
+}
+
 /// The next `notifications/tasks` on `subscription`, as its params.
 async fn next_task_notification(subscription: &mut ferry_client::Subscription) -> Value {
     loop {
@@ -211,12 +222,7 @@ async fn a_listen_stream_follows_the_gateways_task_ids_on_their_upstream() {
     let dir = tempfile::tempdir().unwrap();
     let base = gateway(vec![UpstreamConfig::http("ev", &upstream)], dir.path(), 8).await;
     let url = format!("{base}/mcp");
-    let args = json!({"name": "slow_compute", "arguments": {"seconds": 1, "label": "sums"}});
-    let created = send(&url, "alice-token", 1, "tools/call", args, task_caps()).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    let id = start_slow_compute(&url, 1.0).await;
 
     let alice = task_client(&url, "alice-token").await;
     let mut followed = alice
@@ -309,12 +315,7 @@ async fn a_task_stream_that_breaks_upstream_is_listened_to_again() {
     let dir = tempfile::tempdir().unwrap();
     let base = gateway(vec![UpstreamConfig::http("ev", &through)], dir.path(), 8).await;
     let url = format!("{base}/mcp");
-    let args = json!({"name": "slow_compute", "arguments": {"seconds": 1.5, "label": "sums"}});
-    let created = send(&url, "alice-token", 1, "tools/call", args, task_caps()).await;
-    let id = created["result"]["taskId"]
-        .as_str()
-        .unwrap_or_else(|| panic!("a task: {created}"))
-        .to_owned();
+    let id = start_slow_compute(&url, 1.5).await;
     let alice = task_client(&url, "alice-token").await;
     let mut followed = alice
         .listen(SubscriptionFilter::new().with_task(id.clone()))

@@ -17,7 +17,7 @@ use reqwest::{StatusCode, Url};
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
-use super::reply::{DirectClient, Reply, direct_client};
+use super::reply::{DirectClient, Reply};
 use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing, auth};
 use crate::error::{Error, Result, RpcError};
 use crate::sse::{SseEvent, SseParser};
@@ -68,7 +68,7 @@ struct Shared {
 impl HttpTransport {
     pub(crate) fn new(
         client: reqwest::Client,
-        own_client: bool,
+        direct: Option<DirectClient>,
         url: Url,
         bearer: Option<&str>,
         authorizer: Option<Arc<dyn Authorizer>>,
@@ -88,11 +88,7 @@ impl HttpTransport {
         Ok(HttpTransport {
             shared: Arc::new(Shared {
                 client,
-                direct: if own_client {
-                    direct_client(&url)
-                } else {
-                    None
-                },
+                direct,
                 url,
                 bearer,
                 authorizer,

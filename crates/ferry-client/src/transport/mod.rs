@@ -11,7 +11,7 @@ pub(crate) mod http;
 mod lines;
 mod reply;
 
-pub(crate) use reply::CONNECT_TIMEOUT;
+pub(crate) use reply::{CONNECT_TIMEOUT, direct_client};
 pub(crate) mod stdio;
 
 use ferry_protocol::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};

@@ -13,10 +13,11 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http_body_util::BodyExt as _;
+use hyper::body::Body as _;
 use hyper_util::client::legacy::Client as PooledClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use reqwest::header::{CONTENT_LENGTH, HeaderMap};
+use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode, Url};
 
 use crate::error::{Error, Result};
@@ -34,13 +35,17 @@ const PROXY_VARIABLES: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "al
 /// hyper's pooled HTTP/1 client, for `http://` servers.
 pub(crate) type DirectClient = PooledClient<HttpConnector, reqwest::Body>;
 
+/// Whether the environment configures a proxy that reqwest would use for `http://`.
+fn proxy_configured() -> bool {
+    PROXY_VARIABLES
+        .iter()
+        .any(|v| std::env::var_os(v).is_some_and(|value| !value.is_empty()))
+}
+
 /// The direct client for `url`, when requests to it may skip reqwest: a plain `http://`
 /// URL, and no proxy configured in the environment (reqwest would honour it).
 pub(crate) fn direct_client(url: &Url) -> Option<DirectClient> {
-    let proxied = PROXY_VARIABLES
-        .iter()
-        .any(|v| std::env::var_os(v).is_some_and(|value| !value.is_empty()));
-    if url.scheme() != "http" || proxied {
+    if url.scheme() != "http" || proxy_configured() {
         return None;
     }
     let mut connector = HttpConnector::new();
@@ -106,25 +111,22 @@ impl Reply {
     pub(crate) fn content_length(&self) -> Option<u64> {
         match self {
             Reply::Reqwest(r) => r.content_length(),
-            Reply::Direct(r) => r
-                .headers()
-                .get(CONTENT_LENGTH)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse().ok()),
+            Reply::Direct(r) => r.body().size_hint().exact(),
         }
     }
 
     /// The next piece of the body; `None` at its end.
     pub(crate) async fn chunk(&mut self) -> Result<Option<Bytes>> {
-        let failed = |e| Error::transport_from("reading the response failed", e);
+        const FAILED: &str = "reading the response failed";
         match self {
-            Reply::Reqwest(r) => r.chunk().await.map_err(failed),
+            Reply::Reqwest(r) => r
+                .chunk()
+                .await
+                .map_err(|e| Error::transport_from(FAILED, e)),
             Reply::Direct(r) => loop {
                 match r.body_mut().frame().await {
                     None => return Ok(None),
-                    Some(Err(e)) => {
-                        return Err(Error::transport_from("reading the response failed", e));
-                    }
+                    Some(Err(e)) => return Err(Error::transport_from(FAILED, e)),
                     // Trailers carry no body.
                     Some(Ok(frame)) => {
                         if let Ok(data) = frame.into_data() {
@@ -143,11 +145,8 @@ mod tests {
 
     #[test]
     fn only_plain_http_goes_direct() {
-        let proxied = PROXY_VARIABLES
-            .iter()
-            .any(|v| std::env::var_os(v).is_some_and(|value| !value.is_empty()));
         let http = Url::parse("http://127.0.0.1:9/mcp").unwrap();
-        assert_eq!(direct_client(&http).is_some(), !proxied);
+        assert_eq!(direct_client(&http).is_some(), !proxy_configured());
         let https = Url::parse("https://127.0.0.1:9/mcp").unwrap();
         assert!(direct_client(&https).is_none());
     }
