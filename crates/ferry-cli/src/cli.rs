@@ -269,14 +269,14 @@ pub struct ReadArgs {
 pub enum TaskCommand {
     /// Show a task's status, message and, once it ended, its result or error.
     Get {
-        /// The task id.
-        #[arg(value_name = "ID")]
+        /// The task id (it may begin with `-`: ids are base64url).
+        #[arg(value_name = "ID", allow_hyphen_values = true)]
         id: String,
     },
     /// Ask the server to cancel a task.
     Cancel {
-        /// The task id.
-        #[arg(value_name = "ID")]
+        /// The task id (it may begin with `-`: ids are base64url).
+        #[arg(value_name = "ID", allow_hyphen_values = true)]
         id: String,
     },
 }
@@ -443,6 +443,23 @@ mod tests {
             Some("s3cr3t")
         );
         assert!(!format!("{cli:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn a_task_id_may_begin_with_a_hyphen() {
+        for args in [
+            ["ferry", "task", "get", "-_x4Ab", "--json"],
+            ["ferry", "--json", "task", "get", "-_x4Ab"],
+        ] {
+            let cli = Cli::try_parse_from(args).unwrap();
+            assert!(cli.io.json);
+            let Command::Task(TaskCommand::Get { id }) = cli.command else {
+                panic!("not task get")
+            };
+            assert_eq!(id, "-_x4Ab");
+        }
+        let cli = Cli::try_parse_from(["ferry", "task", "cancel", "-abc"]).unwrap();
+        assert!(matches!(cli.command, Command::Task(TaskCommand::Cancel { id }) if id == "-abc"));
     }
 
     #[test]
