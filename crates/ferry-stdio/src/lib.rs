@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::io;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -71,14 +72,34 @@ impl Default for StdioConfig {
 /// hop per read or write; otherwise (a terminal, a file) through Tokio's blocking
 /// [`tokio::io::stdin`] and [`tokio::io::stdout`]. Either way, the server owns the
 /// process's stdin and stdout while it serves.
+///
+/// The connection runs as a task of its own on the runtime, so that on a multi-threaded
+/// runtime it is polled by the worker that also waits for stdin to become readable, not
+/// by the thread that called `block_on` (which every wake-up would otherwise have to
+/// hand over to, through the kernel).
 pub async fn serve_stdio(server: Server) -> io::Result<()> {
-    serve(
+    let connection = tokio::spawn(serve(
         server,
         process_io::stdin(),
         process_io::stdout(),
         StdioConfig::default(),
-    )
-    .await
+    ));
+    let mut connection = AbortOnDrop(connection);
+    match (&mut connection.0).await {
+        Ok(result) => result,
+        Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+        Err(e) => Err(io::Error::other(e)),
+    }
+}
+
+/// Stops the connection's task when the future serving it is dropped, as dropping the
+/// connection's own future would.
+struct AbortOnDrop(tokio::task::JoinHandle<io::Result<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 /// The process's stdin and stdout, event-driven where the platform allows it.
@@ -171,6 +192,9 @@ mod process_io {
 /// The end of one connection is not the end of the server: the same [`Server`] may serve
 /// other connections at once, and `subscriptions/listen` streams of this connection end
 /// with their completion result while the server goes on.
+///
+/// Reading and writing run in the caller's task, side by side: answers queue while input
+/// is read, and everything queued goes out in one write when reading pauses.
 pub async fn serve<R, W>(
     server: Server,
     reader: R,
@@ -179,10 +203,24 @@ pub async fn serve<R, W>(
 ) -> io::Result<()>
 where
     R: AsyncRead + Unpin + Send,
-    W: AsyncWrite + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send,
 {
     let (tx, rx) = mpsc::channel::<Bytes>(config.output_queue.max(1));
-    let writer_task = tokio::spawn(write_loop(writer, rx));
+    let ((), written) = tokio::join!(
+        read_loop(server, reader, tx, config),
+        write_loop(writer, rx)
+    );
+    written
+}
+
+/// Reads and runs requests until the input ends, sending every outgoing message to `tx`.
+/// Ends by dropping its sender: the writer ends once the last sender is gone.
+async fn read_loop<R: AsyncRead + Unpin>(
+    server: Server,
+    reader: R,
+    tx: mpsc::Sender<Bytes>,
+    config: StdioConfig,
+) {
     let mut reader = LineReader::new(reader, config.max_line_bytes);
     let mut in_flight: FuturesUnordered<_> = FuturesUnordered::new();
     let mut running: HashMap<RequestId, Running> = HashMap::new();
@@ -258,13 +296,23 @@ where
                                     }
                                     continue;
                                 }
+                                let listen = call.streaming() == Streaming::Always;
+                                let mut fut = call.run(Outbound::channel(tx.clone()));
+                                // Most handlers finish on their first poll: answer those
+                                // at once, with nothing to register or cancel.
+                                if let Poll::Ready(outcome) = futures::poll!(&mut fut) {
+                                    if let Outcome::Reply(reply) = outcome
+                                        && tx.send(reply.body).await.is_err()
+                                    {
+                                        break;
+                                    }
+                                    continue;
+                                }
                                 let (abort, registration) = AbortHandle::new_pair();
                                 let seq = next_seq;
                                 next_seq += 1;
-                                let listen = call.streaming() == Streaming::Always;
                                 running.insert(id.clone(), Running { seq, abort, listen });
-                                let outbound = Outbound::channel(tx.clone());
-                                let fut = Abortable::new(call.run(outbound), registration);
+                                let fut = Abortable::new(fut, registration);
                                 in_flight.push(async move { (id, seq, fut.await) });
                             }
                         }
@@ -314,14 +362,10 @@ where
     {
         tracing::debug!("requests still running at end of input were dropped");
     }
-    // Dropping the unfinished requests also drops their senders, so the writer ends.
+    // Dropping the unfinished requests (and, on return, `tx`) drops their senders, so
+    // the writer ends.
     drop(in_flight);
     drop(running);
-    drop(tx);
-    match writer_task.await {
-        Ok(r) => r,
-        Err(e) => Err(io::Error::other(e)),
-    }
 }
 
 /// A request whose handler is running.
