@@ -49,7 +49,7 @@ pub(crate) struct ContextInner {
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) principal: Option<Principal>,
     pub(crate) outbound: Outbound,
-    pub(crate) cancel: CancellationToken,
+    pub(crate) cancel: crate::cancel::CallCancel,
     pub(crate) server: Server,
     pub(crate) session: Option<std::sync::Arc<crate::session::Session>>,
     pub(crate) progress: crate::outbound::ProgressReports,
@@ -126,7 +126,10 @@ impl Context {
     /// Ferry also drops the handler's future on cancellation; this is for work the
     /// handler spawned elsewhere.
     pub fn is_cancelled(&self) -> bool {
-        self.cancel_token().is_cancelled()
+        match self.inner.task.run() {
+            Some(run) => run.cancellation().is_cancelled(),
+            None => self.inner.cancel.is_cancelled(),
+        }
     }
 
     /// Completes when the request (or, once the call is a task, the task) is cancelled.
@@ -143,7 +146,7 @@ impl Context {
     fn cancel_token(&self) -> &CancellationToken {
         match self.inner.task.run() {
             Some(run) => run.cancellation(),
-            None => &self.inner.cancel,
+            None => self.inner.cancel.token(),
         }
     }
 

@@ -33,6 +33,7 @@
 
 mod ask;
 mod bus;
+mod cancel;
 mod catalog;
 mod completion;
 mod context;

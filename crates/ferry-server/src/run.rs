@@ -9,6 +9,7 @@ use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use crate::cancel::{CallCancel, CancelOnDrop};
 use ferry_protocol::ErrorObject;
 use ferry_protocol::completion::{CompleteResult, Completion};
 use ferry_protocol::jsonrpc::RequestId;
@@ -20,7 +21,6 @@ use ferry_protocol::tools::CallToolResult;
 use futures::FutureExt;
 use parking_lot::Mutex;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use crate::ask::{AskBook, InterruptKind};
 use crate::completion::{Completer, CompletionRequest, MAX_COMPLETION_VALUES};
@@ -227,7 +227,7 @@ impl PendingCall {
                             session: base.session.as_ref(),
                             outbound: &outbound,
                             ask_timeout: base.server.inner.ask_timeout,
-                            cancel: &cancel,
+                            cancel: cancel.token(),
                         };
                         match drive.run(&*hook, *request).await {
                             Ok(result) => Reply::result(&base.id, &result, None),
@@ -254,14 +254,15 @@ impl PendingCall {
 /// watch the token.
 fn guarded<F, Fut>(base: Base, work: F) -> Guarded<Fut>
 where
-    F: FnOnce(Base, CancellationToken) -> Fut,
+    F: FnOnce(Base, CallCancel) -> Fut,
     Fut: Future<Output = Reply>,
 {
-    let cancel = CancellationToken::new();
+    let cancel = CallCancel::new();
     let watch = base.session.clone().map(|s| {
-        s.track(base.id.clone(), cancel.clone());
+        let token = cancel.token().clone();
+        s.track(base.id.clone(), token.clone());
         Watch {
-            cancelled: Box::pin(cancel.clone().cancelled_owned()),
+            cancelled: Box::pin(token.cancelled_owned()),
             _tracked: TrackGuard(s, base.id.clone()),
         }
     });
@@ -288,7 +289,7 @@ pin_project_lite::pin_project! {
         #[pin]
         work: F,
         watch: Option<Watch>,
-        _guard: tokio_util::sync::DropGuard,
+        _guard: CancelOnDrop,
     }
 }
 
@@ -341,7 +342,7 @@ impl Base {
         method: &'static str,
         target: Option<&str>,
         outbound: Outbound,
-        cancel: CancellationToken,
+        cancel: CallCancel,
         book: AskBook,
     ) -> Context {
         Context::new(ContextInner {
@@ -442,7 +443,7 @@ impl Base {
         policy: StatePolicy,
         mrtr: MrtrInput,
         outbound: Outbound,
-        cancel: CancellationToken,
+        cancel: CallCancel,
         f: F,
     ) -> Step<T, Fut>
     where
@@ -560,7 +561,7 @@ async fn run_tool(
     args: Value,
     mrtr: MrtrInput,
     outbound: Outbound,
-    cancel: CancellationToken,
+    cancel: CallCancel,
 ) -> Reply {
     let finish = |mut r: CallToolResult| {
         if r.is_error == Some(true) {
@@ -616,7 +617,7 @@ async fn run_prompt(
     args: BTreeMap<String, String>,
     mrtr: MrtrInput,
     outbound: Outbound,
-    cancel: CancellationToken,
+    cancel: CallCancel,
 ) -> Reply {
     let args_json = serde_json::to_value(&args).unwrap_or_default();
     let bound = base.bound(methods::PROMPTS_GET, &entry.def.name, &args_json);
@@ -661,7 +662,7 @@ async fn run_read(
     cache: CacheHint,
     mrtr: MrtrInput,
     outbound: Outbound,
-    cancel: CancellationToken,
+    cancel: CallCancel,
 ) -> Reply {
     let retry = mrtr.is_retry();
     let request = ResourceRequest { uri, params };
@@ -712,7 +713,7 @@ async fn run_complete(
     completer: Option<Arc<dyn Completer>>,
     req: CompletionRequest,
     outbound: Outbound,
-    cancel: CancellationToken,
+    cancel: CallCancel,
 ) -> Reply {
     let values = match completer {
         None => Vec::new(),

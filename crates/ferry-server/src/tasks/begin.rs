@@ -14,7 +14,6 @@ use ferry_protocol::methods;
 use ferry_protocol::tasks::{CreateTaskResult, EXTENSION, Task};
 use futures::future::BoxFuture;
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 
 use super::config::TaskOptions;
 use super::id::new_task_id;
@@ -131,7 +130,7 @@ pub(crate) fn start(
             methods::TOOLS_CALL,
             Some(&entry.def.name),
             Outbound::none(),
-            CancellationToken::new(),
+            crate::cancel::CallCancel::new(),
             book,
         );
         ctx.inner().task.install(created.run.clone());

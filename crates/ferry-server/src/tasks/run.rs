@@ -455,7 +455,7 @@ async fn tool_work(
             methods::TOOLS_CALL,
             Some(&entry.def.name),
             Outbound::none(),
-            CancellationToken::new(),
+            crate::cancel::CallCancel::new(),
             book,
         );
         ctx.inner().task.install(run.clone());
