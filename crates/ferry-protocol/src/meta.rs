@@ -16,6 +16,33 @@ open_struct_deserialize!(RequestMeta {
     "progressToken" => progress_token,
 });
 
+/// Reads an optional request `_meta` straight into its box: [`RequestMeta`] is large, and
+/// reading it on the stack and then boxing it copies it on every request. Use with
+/// `#[serde(default)]`.
+pub(crate) fn deserialize_boxed<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Box<RequestMeta>>, D::Error> {
+    struct Optional;
+    impl<'de> serde::de::Visitor<'de> for Optional {
+        type Value = Option<Box<RequestMeta>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("a RequestMeta object or null")
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            let mut meta = Box::<RequestMeta>::default();
+            RequestMeta::deserialize_into(d, &mut meta)?;
+            Ok(Some(meta))
+        }
+    }
+    d.deserialize_option(Optional)
+}
+
 /// A `_meta` object.
 pub type Meta = Map<String, Value>;
 

@@ -88,7 +88,11 @@ pub type BoxedMeta = Option<Box<RequestMeta>>;
 #[derive(Debug, Default, Deserialize)]
 pub struct MetaParams {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
 }
 
@@ -96,7 +100,11 @@ pub struct MetaParams {
 #[derive(Debug, Default, Deserialize)]
 pub struct ListParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `cursor`, as the server issued it.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
@@ -111,7 +119,11 @@ pub struct ListParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CallParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `name`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
@@ -147,7 +159,11 @@ impl CallParams<'_> {
 #[derive(Debug, Default, Deserialize)]
 pub struct ReadParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `uri`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
@@ -169,7 +185,11 @@ pub struct ReadParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct CompleteParams {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `ref`.
     #[serde(rename = "ref", default)]
@@ -186,7 +206,11 @@ pub struct CompleteParams {
 #[derive(Debug, Default, Deserialize)]
 pub struct ListenParams {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `notifications`, the filter as sent.
     #[serde(default)]
@@ -197,7 +221,11 @@ pub struct ListenParams {
 #[derive(Debug, Default, Deserialize)]
 pub struct InitializeParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `protocolVersion`.
     #[serde(
@@ -219,7 +247,11 @@ pub struct InitializeParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct SetLevelParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `level`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
@@ -230,7 +262,11 @@ pub struct SetLevelParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct UriParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `uri`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
@@ -241,7 +277,11 @@ pub struct UriParams<'a> {
 #[derive(Debug, Default, Deserialize)]
 pub struct TaskParams<'a> {
     /// `_meta`.
-    #[serde(rename = "_meta", default)]
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
     pub meta: BoxedMeta,
     /// `taskId`.
     #[serde(
@@ -706,6 +746,24 @@ mod tests {
             Incoming::Request(r) => r,
             other => panic!("not a request: {other:?}"),
         }
+    }
+
+    #[test]
+    fn meta_is_read_into_its_box_and_null_or_absent_meta_is_none() {
+        let r = request(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"x.example/k":1}}}"#,
+        );
+        let meta = r.params.meta().expect("meta");
+        assert_eq!(meta.protocol_version.as_deref(), Some("2026-07-28"));
+        assert!(meta.client_capabilities.is_some());
+        assert_eq!(meta.other["x.example/k"], 1);
+        for params in [r#"{"name":"echo","_meta":null}"#, r#"{"name":"echo"}"#] {
+            let body =
+                format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{params}}}"#);
+            assert!(request(&body).params.meta().is_none(), "{params}");
+        }
+        let twice = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","_meta":{"progressToken":1,"progressToken":2}}}"#;
+        assert!(decode(twice.as_bytes()).is_err());
     }
 
     #[test]

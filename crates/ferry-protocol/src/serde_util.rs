@@ -36,16 +36,22 @@ pub(crate) fn any_value<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Value>
 /// and re-parses it: these types are read on every request).
 macro_rules! open_struct_deserialize {
     ($ty:ident { $($json:literal => $field:ident),* $(,)? }) => {
-        impl<'de> ::serde::Deserialize<'de> for $ty {
-            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-                struct V;
-                impl<'de> ::serde::de::Visitor<'de> for V {
-                    type Value = $ty;
+        impl $ty {
+            /// Reads an object's members into `out`, which starts as the default value:
+            /// a large value is read where it will live (a box), never moved.
+            #[allow(dead_code)]
+            pub(crate) fn deserialize_into<'de, D: ::serde::Deserializer<'de>>(
+                d: D,
+                out: &mut $ty,
+            ) -> Result<(), D::Error> {
+                struct V<'a>(&'a mut $ty);
+                impl<'de> ::serde::de::Visitor<'de> for V<'_> {
+                    type Value = ();
                     fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
                         f.write_str(concat!("a ", stringify!($ty), " object"))
                     }
-                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<$ty, A::Error> {
-                        let mut out = $ty::default();
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                        let out = self.0;
                         while let Some($crate::borrowed::CowStr(key)) = map.next_key()? {
                             match key.as_ref() {
                                 $($json => {
@@ -60,10 +66,18 @@ macro_rules! open_struct_deserialize {
                                 }
                             }
                         }
-                        Ok(out)
+                        Ok(())
                     }
                 }
-                d.deserialize_map(V)
+                d.deserialize_map(V(out))
+            }
+        }
+
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let mut out = $ty::default();
+                $ty::deserialize_into(d, &mut out)?;
+                Ok(out)
             }
         }
     };
