@@ -1,8 +1,10 @@
 //! In-process, bounded replay ledger.
 
 use std::cmp::Reverse;
+use std::collections::hash_map::Entry;
 use std::collections::{BinaryHeap, HashMap};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -49,7 +51,7 @@ pub struct MemoryLedger {
 #[derive(Default)]
 struct State {
     /// Token id (compacted) to the time its record may be purged.
-    live: HashMap<u128, u64>,
+    live: HashMap<u128, u64, BuildHasherDefault<RandomKeyHasher>>,
     /// The same records, ordered by purge time.
     by_purge_time: BinaryHeap<Reverse<(u64, u128)>>,
 }
@@ -74,6 +76,30 @@ fn compact(jti: &str) -> u128 {
     let digest = sha2::Sha256::digest(jti.as_bytes());
     raw.copy_from_slice(&digest[..16]);
     u128::from_be_bytes(raw)
+}
+
+/// Hashes a [`compact`] id by folding its halves: the id is already uniformly random (16
+/// random bytes, or a SHA-256 prefix), and only the server mints ids (they travel inside
+/// sealed state), so a keyed hash would add cost and no protection.
+#[derive(Default)]
+struct RandomKeyHasher(u64);
+
+impl Hasher for RandomKeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        // Only `write_u128` is used; anything else is mixed in byte by byte (FNV-1a).
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+
+    fn write_u128(&mut self, id: u128) {
+        // Truncation intended: the two halves of the id, folded.
+        self.0 ^= (id as u64) ^ ((id >> 64) as u64);
+    }
 }
 
 impl State {
@@ -146,10 +172,12 @@ impl MemoryLedger {
         let key = compact(jti);
         let mut state = self.lock();
         state.purge(now);
-        if state.live.contains_key(&key) {
-            return Ok(Redemption::Replayed);
-        }
-        if state.live.len() >= self.capacity {
+        let full = state.live.len() >= self.capacity;
+        let vacant = match state.live.entry(key) {
+            Entry::Occupied(_) => return Ok(Redemption::Replayed),
+            Entry::Vacant(vacant) => vacant,
+        };
+        if full {
             drop(state);
             tracing::warn!(
                 capacity = self.capacity,
@@ -159,7 +187,7 @@ impl MemoryLedger {
                 capacity: u64::try_from(self.capacity).unwrap_or(u64::MAX),
             });
         }
-        state.live.insert(key, purge_at);
+        vacant.insert(purge_at);
         state.by_purge_time.push(Reverse((purge_at, key)));
         Ok(Redemption::First)
     }
@@ -200,7 +228,7 @@ impl ReplayLedger for MemoryLedger {
 
 #[cfg(test)]
 mod tests {
-    use super::compact;
+    use super::{MemoryLedger, Redemption, compact};
 
     #[test]
     fn issued_ids_keep_their_bytes_and_others_are_hashed() {
@@ -214,5 +242,30 @@ mod tests {
             compact("AAECAwQFBgcICQoLDA0ODw"),
             compact("AAECAwQFBgcICQoLDA0ODx")
         );
+    }
+
+    #[test]
+    fn many_issued_and_other_ids_are_each_redeemed_once() {
+        use base64::Engine as _;
+        let ledger = MemoryLedger::new(100_000);
+        let ids: Vec<String> = (0..20_000u128)
+            .map(|n| {
+                // Issued-looking ids (16 bytes, 22 characters) that differ in one half
+                // only, and ids of other shapes, which are hashed first.
+                let bytes = (n * 0x9e37_79b9).to_be_bytes();
+                base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+            })
+            .chain((0..5_000).map(|n| format!("custom-{n}")))
+            .collect();
+        for id in &ids {
+            assert_eq!(ledger.redeem_now(id, u64::MAX).unwrap(), Redemption::First);
+        }
+        for id in &ids {
+            assert_eq!(
+                ledger.redeem_now(id, u64::MAX).unwrap(),
+                Redemption::Replayed
+            );
+        }
+        assert_eq!(ledger.len(), ids.len());
     }
 }
