@@ -7,8 +7,8 @@
 #   bench/profile.sh --servers gateway   `ferry gateway` alone, in front of ferry-everything
 #   bench/profile.sh --servers "ferry ferry-otel"   ferry-everything without and with OTLP export
 #
-# For each server and each of HTTP echo, HTTP two-round MRTR (per whole call) and stdio
-# echo, it runs the server twice under callgrind — once with the readiness check alone,
+# For each server and each of HTTP echo, HTTP two-round MRTR (per whole call), HTTP echo
+# of 10 KiB of text (--text-bytes N) and stdio echo, it runs the server twice under callgrind — once with the readiness check alone,
 # once with the check and N more calls on one connection — and divides the difference by
 # N. `gateway` is `ferry gateway` with a ferry-everything upstream outside callgrind, so
 # its figures are the gateway's own work per call (it has no stdio figure). `ferry-otel` is
@@ -28,11 +28,13 @@ ROOT="$(dirname "$BENCH")"
 OUT="$BENCH/results/profile"
 CALLS=2000
 SERVERS="ceiling ferry rmcp"
+TEXT_BYTES=10240
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --calls) CALLS="$2"; shift 2 ;;
     --servers) SERVERS="$2"; shift 2 ;;
+    --text-bytes) TEXT_BYTES="$2"; shift 2 ;;
     -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "profile.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -79,9 +81,12 @@ trap 'exit 130' INT TERM
 total() { awk '/^(totals|summary):/ { print $2; exit }' "$1"; }
 
 # `http_run SERVER KIND CALLS FILE`: callgrind over an HTTP server that answers the
-# readiness check and then CALLS calls of KIND (echo or mrtr) on one connection.
+# readiness check and then CALLS calls of KIND (echo, mrtr, or large: echo of TEXT_BYTES
+# of text) on one connection.
 http_run() {
   local name="$1" kind="$2" calls="$3" file="$4" port
+  local load=("$kind")
+  if [[ $kind == large ]]; then load=(echo --text-bytes "$TEXT_BYTES"); fi
   port=$(( 10000 + RANDOM % 20000 ))   # below the ephemeral range (32768 up)
   local listen=(--http "127.0.0.1:$port") export=(-u OTEL_EXPORTER_OTLP_ENDPOINT)
   if [[ $name == gateway ]]; then
@@ -97,7 +102,7 @@ http_run() {
   SERVER_PID=$!
   "$LOADGEN" check --url "http://127.0.0.1:$port/mcp" --wait 120 >/dev/null
   if (( calls > 0 )); then
-    "$LOADGEN" "$kind" --url "http://127.0.0.1:$port/mcp" --connections 1 --calls "$calls" --duration 600 >/dev/null
+    "$LOADGEN" "${load[@]}" --url "http://127.0.0.1:$port/mcp" --connections 1 --calls "$calls" --duration 600 >/dev/null
   fi
   # SIGTERM: Ferry shuts down gracefully, the others end by the signal; callgrind dumps
   # its counts either way. (A background job ignores SIGINT.)
@@ -153,12 +158,12 @@ stdio_run() {
 per_call() { echo $(( ($2 - $1) / CALLS )); }
 fmt() { echo "$1" | sed ':a;s/\B[0-9]\{3\}\>/,&/;ta'; }   # 123456 -> 123,456
 
-echo "| server | HTTP echo (instr./call) | HTTP two-round MRTR (instr./call) | stdio echo (instr./call) |"
-echo "|---|---|---|---|"
+echo "| server | HTTP echo (instr./call) | HTTP two-round MRTR (instr./call) | HTTP echo, $TEXT_BYTES bytes of text (instr./call) | stdio echo (instr./call) |"
+echo "|---|---|---|---|---|"
 for name in "${SERVER_LIST[@]}"; do
   row="| $name |"
   http_run "$name" echo 0 "$OUT/$name-http-base.out"
-  for kind in echo mrtr; do
+  for kind in echo mrtr large; do
     http_run "$name" "$kind" "$CALLS" "$OUT/$name-$kind.out"
     row+=" $(fmt "$(per_call "$(total "$OUT/$name-http-base.out")" "$(total "$OUT/$name-$kind.out")")") |"
     python3 "$BENCH/percall.py" "$OUT/$name-http-base.out" "$OUT/$name-$kind.out" "$CALLS" 40 \
