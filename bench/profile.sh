@@ -8,13 +8,13 @@
 #   bench/profile.sh --servers "ferry ferry-otel"   ferry-everything without and with OTLP export
 #
 # For each server and each of HTTP echo, HTTP two-round MRTR (per whole call), HTTP echo
-# of 10 KiB of text (--text-bytes N) and stdio echo, it runs the server twice under callgrind — once with the readiness check alone,
-# once with the check and N more calls on one connection — and divides the difference by
-# N. `gateway` is `ferry gateway` with a ferry-everything upstream outside callgrind, so
-# its figures are the gateway's own work per call (it has no stdio figure). `ferry-otel` is
-# ferry-everything exporting spans and metrics over OTLP/HTTP to a rotel receiver outside
-# callgrind (python3 -m pip install rotel), so its figures include building, batching and
-# encoding the export. The profiles
+# of 10 KiB of text (--text-bytes N) and stdio echo, it runs the server twice under
+# callgrind — once with the readiness check alone, once with the check and N more calls on
+# one connection — and divides the difference by N. `gateway` is `ferry gateway` with a
+# ferry-everything upstream outside callgrind, so its figures are the gateway's own work
+# per call (it has no stdio figure). `ferry-otel` is ferry-everything exporting spans and
+# metrics over OTLP/HTTP to a rotel receiver outside callgrind (python3 -m pip install
+# rotel), so its figures include building, batching and encoding the export. The profiles
 # stay in bench/results/profile/ for callgrind_annotate, with the top
 # functions by instructions per call beside them (*.percall.txt, from percall.py). Run
 # bench/run.sh (or --quick) first: this script uses the binaries it builds, or build them

@@ -78,11 +78,15 @@ fn compact(jti: &str) -> u128 {
     u128::from_be_bytes(raw)
 }
 
-/// Hashes a [`compact`] id by folding its halves: the id is already uniformly random (16
-/// random bytes, or a SHA-256 prefix), and only the server mints ids (they travel inside
-/// sealed state), so a keyed hash would add cost and no protection.
+/// Hashes a [`compact`] id by folding its halves and multiplying by an odd constant (so the
+/// high bits, which the table's tags use, depend on every bit): the ids Ferry issues are
+/// already random and travel inside sealed state, so a keyed hash (SipHash) would add cost
+/// and no protection.
 #[derive(Default)]
 struct RandomKeyHasher(u64);
+
+/// 2^64 divided by the golden ratio, odd: multiplying by it spreads low bits upwards.
+const SPREAD: u64 = 0x9e37_79b9_7f4a_7c15;
 
 impl Hasher for RandomKeyHasher {
     fn finish(&self) -> u64 {
@@ -90,15 +94,15 @@ impl Hasher for RandomKeyHasher {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        // Only `write_u128` is used; anything else is mixed in byte by byte (FNV-1a).
+        // The map's keys are `u128`s (`write_u128`); this only completes the trait.
         for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(SPREAD);
         }
     }
 
     fn write_u128(&mut self, id: u128) {
         // Truncation intended: the two halves of the id, folded.
-        self.0 ^= (id as u64) ^ ((id >> 64) as u64);
+        self.0 = (self.0 ^ (id as u64) ^ ((id >> 64) as u64)).wrapping_mul(SPREAD);
     }
 }
 
