@@ -8,6 +8,7 @@
 
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::methods;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tracing::Span;
 use tracing::field::Empty;
@@ -84,9 +85,9 @@ pub(crate) fn request_span(
 
 /// Records how the request ended: a JSON-RPC error's code, a tool's `isError`, or a
 /// failure of the client's own (timeout, transport).
-pub(crate) fn finish(span: &Span, result: &Result<Value>) {
+pub(crate) fn finish(span: &Span, result: &Result<Box<RawValue>>) {
     let (kind, message) = match result {
-        Ok(v) if v.get("isError").and_then(Value::as_bool) == Some(true) => (
+        Ok(raw) if crate::client::request::Head::of(raw).is_ok_and(|h| h.is_error()) => (
             "tool_error".to_owned(),
             "the tool reported an error (isError)".to_owned(),
         ),

@@ -25,11 +25,15 @@ impl Forward for AlwaysAsks {
         Box::pin(async move {
             if request.method == "tools/list" {
                 let tool = json!({"name": "remote", "inputSchema": {"type": "object"}});
-                return Ok(json!({"tools": [tool], "ttlMs": 0, "cacheScope": "private"}));
+                return Ok(json!({"tools": [tool], "ttlMs": 0, "cacheScope": "private"}).into());
             }
             if let Some(answer) = request.params.get("inputResponses") {
                 let answer = answer["go"]["content"]["go"].to_string();
-                return Ok(json!({"content": [{"type": "text", "text": answer}]}));
+                // As JSON text: the server reads it to answer a 2025-11-25 session.
+                let text = json!({"content": [{"type": "text", "text": answer}]}).to_string();
+                return Ok(serde_json::value::RawValue::from_string(text)
+                    .unwrap()
+                    .into());
             }
             Ok(json!({
                 "resultType": "input_required",
@@ -38,7 +42,8 @@ impl Forward for AlwaysAsks {
                     "requestedSchema": {"type": "object", "properties": {"go": {"type": "boolean"}}}
                 }}},
                 "requestState": "opaque"
-            }))
+            })
+            .into())
         })
     }
 }

@@ -87,6 +87,9 @@ pub(crate) enum Step {
     Done(Result<Value, ferry_client::Error>),
     /// The upstream answered the call, on the instance that held it.
     Answered(Value),
+    /// The upstream answered a call sent straight to it (not bridged), its result as it
+    /// wrote it.
+    Relayed(Result<Box<serde_json::value::RawValue>, ferry_client::Error>),
 }
 
 /// The calls held on this instance.

@@ -9,8 +9,12 @@ use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods;
 use ferry_server::uri_template::UriTemplate;
-use ferry_server::{Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest};
+use ferry_server::{
+    Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest, ForwardResult,
+};
 use parking_lot::RwLock;
+use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::bridge::{Bridge, Step};
@@ -72,24 +76,28 @@ impl Forward for Relay {
             let params = request.params;
             let list = |member, rename| core.page(request.method, member, rename, &params);
             match request.method {
-                methods::TOOLS_LIST => Ok(list("tools", true).await?),
-                methods::PROMPTS_LIST => Ok(list("prompts", true).await?),
-                methods::RESOURCES_LIST => Ok(list("resources", false).await?),
-                methods::RESOURCES_TEMPLATES_LIST => Ok(list("resourceTemplates", true).await?),
+                methods::TOOLS_LIST => Ok(list("tools", true).await?.into()),
+                methods::PROMPTS_LIST => Ok(list("prompts", true).await?.into()),
+                methods::RESOURCES_LIST => Ok(list("resources", false).await?.into()),
+                methods::RESOURCES_TEMPLATES_LIST => {
+                    Ok(list("resourceTemplates", true).await?.into())
+                }
                 methods::TOOLS_CALL | methods::PROMPTS_GET | methods::RESOURCES_READ => {
                     let caps = &request.client_capabilities;
                     let progress = request.progress.as_ref();
                     core.call(request.method, params, principal.as_deref(), caps, progress)
                         .await
                 }
-                methods::COMPLETION_COMPLETE => {
-                    Ok(core.complete(params, &request.client_capabilities).await?)
-                }
+                methods::COMPLETION_COMPLETE => Ok(core
+                    .complete(params, &request.client_capabilities)
+                    .await?
+                    .into()),
                 methods::TASKS_GET | methods::TASKS_UPDATE | methods::TASKS_CANCEL => {
                     let caps = &request.client_capabilities;
                     Ok(core
                         .task(request.method, params, principal.as_deref(), caps)
-                        .await?)
+                        .await?
+                        .into())
                 }
                 other => Err(ErrorObject::method_not_found(other).into()),
             }
@@ -290,7 +298,7 @@ impl Core {
         principal: Option<&str>,
         capabilities: &ClientCapabilities,
         progress: Option<&ForwardProgress>,
-    ) -> Result<Value, ForwardError> {
+    ) -> Result<ForwardResult, ForwardError> {
         let key = if method == methods::RESOURCES_READ {
             "uri"
         } else {
@@ -382,22 +390,42 @@ impl Core {
         let latency = began.elapsed();
         let (answer, held) = match step {
             Ok(Step::Done(answer)) => (
-                answer.map_err(|e| upstream_error(upstream.name(), &e)),
+                answer
+                    .map(ForwardResult::Value)
+                    .map_err(|e| upstream_error(upstream.name(), &e)),
                 None,
             ),
-            Ok(Step::Answered(result)) => (Ok(result), None),
-            Ok(Step::Ask { result, held }) => (Ok(result), Some(held)),
+            Ok(Step::Relayed(answer)) => (
+                answer
+                    .map(ForwardResult::Raw)
+                    .map_err(|e| upstream_error(upstream.name(), &e)),
+                None,
+            ),
+            Ok(Step::Answered(result)) => (Ok(result.into()), None),
+            Ok(Step::Ask { result, held }) => (Ok(result.into()), Some(held)),
             Err(e) => (Err(e), None),
+        };
+        // A complete result goes back as the upstream wrote it; one the gateway rewrites
+        // (its `requestState` or `taskId`) is read into a value.
+        let answer = match answer {
+            Ok(ForwardResult::Raw(raw)) if !rewritten(&raw) => Ok(Answer::Verbatim(raw)),
+            Ok(result) => result
+                .into_value()
+                .map(Answer::Read)
+                .map_err(|e| ErrorObject::internal(format!("Internal error: {e}"))),
+            Err(e) => Err(e),
         };
 
         let mut input_kinds = Vec::new();
         let (outcome, result) = match answer {
-            Ok(mut result) => match result.get("resultType").and_then(Value::as_str) {
-                Some("input_required") if round >= self.max_rounds => {
-                    if let Some(held) = &held {
-                        self.bridge.cancel(held);
-                    }
-                    (
+            Ok(Answer::Verbatim(raw)) => (RoundOutcome::Complete, Ok(ForwardResult::Raw(raw))),
+            Ok(Answer::Read(mut result)) => {
+                match result.get("resultType").and_then(Value::as_str) {
+                    Some("input_required") if round >= self.max_rounds => {
+                        if let Some(held) = &held {
+                            self.bridge.cancel(held);
+                        }
+                        (
                         RoundOutcome::Error,
                         Err(ErrorObject::invalid_params(format!(
                             "Too many rounds: this call needs more input after {round} round trips, the gateway's limit is {}",
@@ -405,45 +433,45 @@ impl Core {
                         ))
                         .with_data(json!({ "maxRounds": self.max_rounds }))),
                     )
-                }
-                Some("input_required") => {
-                    input_kinds = names::input_kinds(&result);
-                    let upstream_state = match result.get("requestState") {
-                        Some(Value::String(s)) => Some(s.clone()),
-                        _ => None,
-                    };
-                    let envelope = Envelope {
-                        upstream: upstream.name().to_owned(),
-                        upstream_state,
-                        call_id: call_id.clone(),
-                        round,
-                        owner: held
-                            .as_ref()
-                            .and_then(|_| owner.clone().or_else(|| self.advertise.clone())),
-                        held: held.clone(),
-                    };
-                    match self.envelopes.seal(&bound, &envelope) {
-                        Ok(token) => {
-                            result["requestState"] = Value::String(token);
-                            (RoundOutcome::InputRequired, Ok(result))
-                        }
-                        Err(e) => {
-                            if let Some(held) = &held {
-                                self.bridge.cancel(held);
+                    }
+                    Some("input_required") => {
+                        input_kinds = names::input_kinds(&result);
+                        let upstream_state = match result.get("requestState") {
+                            Some(Value::String(s)) => Some(s.clone()),
+                            _ => None,
+                        };
+                        let envelope = Envelope {
+                            upstream: upstream.name().to_owned(),
+                            upstream_state,
+                            call_id: call_id.clone(),
+                            round,
+                            owner: held
+                                .as_ref()
+                                .and_then(|_| owner.clone().or_else(|| self.advertise.clone())),
+                            held: held.clone(),
+                        };
+                        match self.envelopes.seal(&bound, &envelope) {
+                            Ok(token) => {
+                                result["requestState"] = Value::String(token);
+                                (RoundOutcome::InputRequired, Ok(result.into()))
                             }
-                            (RoundOutcome::Error, Err(e))
+                            Err(e) => {
+                                if let Some(held) = &held {
+                                    self.bridge.cancel(held);
+                                }
+                                (RoundOutcome::Error, Err(e))
+                            }
                         }
                     }
-                }
-                Some("task") => {
-                    let route = match result.get("taskId") {
-                        Some(Value::String(id)) => Some(TaskRoute {
-                            upstream: upstream.name().to_owned(),
-                            task_id: id.clone(),
-                        }),
-                        _ => None,
-                    };
-                    let sealed = route
+                    Some("task") => {
+                        let route = match result.get("taskId") {
+                            Some(Value::String(id)) => Some(TaskRoute {
+                                upstream: upstream.name().to_owned(),
+                                task_id: id.clone(),
+                            }),
+                            _ => None,
+                        };
+                        let sealed = route
                         .ok_or_else(|| {
                             ErrorObject::internal(format!(
                                 "Internal error: upstream {} answered with a task without a taskId",
@@ -451,20 +479,22 @@ impl Core {
                             ))
                         })
                         .and_then(|r| self.tasks.seal(&r, principal));
-                    match sealed {
-                        Ok(id) => {
-                            result["taskId"] = Value::String(id);
-                            (RoundOutcome::Task, Ok(result))
+                        match sealed {
+                            Ok(id) => {
+                                result["taskId"] = Value::String(id);
+                                (RoundOutcome::Task, Ok(result.into()))
+                            }
+                            Err(e) => (RoundOutcome::Error, Err(e)),
                         }
-                        Err(e) => (RoundOutcome::Error, Err(e)),
                     }
+                    _ => (RoundOutcome::Complete, Ok(result.into())),
                 }
-                _ => (RoundOutcome::Complete, Ok(result)),
-            },
+            }
             Err(e) => (RoundOutcome::Error, Err(e)),
         };
         let response_bytes = match &result {
-            Ok(v) => json_len(v),
+            Ok(ForwardResult::Raw(raw)) => raw.get().len(),
+            Ok(ForwardResult::Value(v)) => json_len(v),
             Err(e) => json_len(e),
         };
         let record = RoundRecord {
@@ -551,8 +581,8 @@ impl Core {
                         progress.send(p.progress, p.total, p.message.as_deref());
                     });
                 }
-                let answer = upstream.send(method, params, &options).await;
-                (Ok(Step::Done(answer)), None)
+                let answer = upstream.send_raw(method, params, &options).await;
+                (Ok(Step::Relayed(answer)), None)
             }
         }
     }
@@ -610,7 +640,10 @@ impl Core {
         let reply = match self.bridge.resume(held, Some(responses), None).await {
             Ok(Step::Ask { result, held }) => json!({"ask": {"result": result, "held": held}}),
             Ok(Step::Done(Ok(result)) | Step::Answered(result)) => json!({"done": result}),
-            Ok(Step::Done(Err(e))) => json!({"error": upstream_error(upstream, &e)}),
+            Ok(Step::Done(Err(e)) | Step::Relayed(Err(e))) => {
+                json!({"error": upstream_error(upstream, &e)})
+            }
+            Ok(Step::Relayed(Ok(raw))) => json!({"done": raw}),
             Err(e) => json!({"error": e}),
         };
         Some(reply)
@@ -737,6 +770,34 @@ fn upstream_error(upstream: &str, e: &ferry_client::Error) -> ErrorObject {
 }
 
 /// The length of `value` as JSON, counted as it is written, without keeping it.
+/// An upstream's answer to one round: passed on as it came, or read to be rewritten.
+enum Answer {
+    Verbatim(Box<RawValue>),
+    Read(Value),
+}
+
+/// Whether the gateway rewrites a result before passing it on: an `InputRequiredResult`
+/// (its `requestState` sealed in the gateway's envelope) or a task (its id namespaced).
+/// A `resultType` that is not a plain string is read in full too.
+fn rewritten(raw: &RawValue) -> bool {
+    // Ferry's servers write `resultType` first. The client refused a result with a
+    // member twice, so a complete one is told without reading the rest.
+    if let Some(rest) = raw.get().strip_prefix(r#"{"resultType":"complete""#)
+        && rest.starts_with([',', '}'])
+    {
+        return false;
+    }
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "resultType", default, borrow)]
+        result_type: Option<std::borrow::Cow<'a, str>>,
+    }
+    match serde_json::from_str::<Head<'_>>(raw.get()) {
+        Ok(head) => matches!(head.result_type.as_deref(), Some("input_required" | "task")),
+        Err(_) => true,
+    }
+}
+
 fn json_len(value: &impl serde::Serialize) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
@@ -762,4 +823,32 @@ pub(crate) fn random_id() -> String {
         bytes[..8].copy_from_slice(&now);
     }
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> Box<RawValue> {
+        RawValue::from_string(text.into()).unwrap()
+    }
+
+    #[test]
+    fn only_input_required_and_task_results_are_rewritten() {
+        assert!(!rewritten(&raw(
+            r#"{"resultType":"complete","content":[]}"#
+        )));
+        assert!(!rewritten(&raw(r#"{"resultType":"complete"}"#)));
+        assert!(!rewritten(&raw(
+            r#"{"content":[],"resultType":"complete"}"#
+        )));
+        assert!(!rewritten(&raw(r#"{"content":[]}"#)));
+        assert!(rewritten(&raw(
+            r#"{"inputRequests":{},"resultType":"input_required"}"#
+        )));
+        assert!(rewritten(&raw(r#"{"resultType":"task","taskId":"t"}"#)));
+        // Only the top level counts, and what cannot be read is read in full later.
+        assert!(!rewritten(&raw(r#"{"x":{"resultType":"task"}}"#)));
+        assert!(rewritten(&raw(r#"{"resultType":7}"#)));
+    }
 }

@@ -11,6 +11,7 @@ use ferry_protocol::capabilities::{ClientCapabilities, ServerCapabilities};
 use ferry_protocol::elicitation::ElicitResult;
 use ferry_protocol::roots::Root;
 use ferry_protocol::sampling::CreateMessageResult;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::bridge::{Asker, BackChannel};
@@ -344,6 +345,19 @@ impl Upstream {
     ) -> Result<Value, ferry_client::Error> {
         self.client
             .request(method, Value::Object(params), options)
+            .await
+    }
+
+    /// [`send`](Upstream::send), with the result as the upstream wrote it (checked for a
+    /// valid `resultType`), for relaying without parsing it.
+    pub(crate) async fn send_raw(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        options: &CallOptions,
+    ) -> Result<Box<RawValue>, ferry_client::Error> {
+        self.client
+            .request_raw(method, Value::Object(params), options)
             .await
     }
 

@@ -213,6 +213,40 @@ impl JsonRpcMessage {
         Self::from_map(map, false).ok()
     }
 
+    /// Reads a message as [`parse_lenient`](Self::parse_lenient) does, but keeps the
+    /// `result` of a result response as raw JSON text: a client that passes a result on
+    /// (a gateway), or reads it into its own type, need not build a [`Value`] of it.
+    ///
+    /// ```
+    /// use ferry_protocol::jsonrpc::{JsonRpcMessage, LenientMessage, RequestId};
+    ///
+    /// let m = JsonRpcMessage::parse_lenient_raw(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#);
+    /// let Some(LenientMessage::Result { id, result }) = m else { panic!() };
+    /// assert_eq!((id, result.get()), (RequestId::Number(7), r#"{"content":[]}"#));
+    /// ```
+    pub fn parse_lenient_raw(bytes: &[u8]) -> Option<LenientMessage> {
+        if let Ok(envelope) = Envelope::parse(bytes)
+            && envelope.method.is_none()
+            && envelope.error.is_none()
+            && let (Some(result), Some(raw_id)) = (envelope.result, envelope.id)
+            && let Ok(id) = serde_json::from_str::<RequestId>(raw_id.get())
+        {
+            return Some(LenientMessage::Result {
+                id,
+                result: result.to_owned(),
+            });
+        }
+        // Anything else (an error, a request, a notification, or a shape the envelope
+        // refuses, such as a duplicated member) is read the general way.
+        match Self::parse_lenient(bytes)? {
+            JsonRpcMessage::Result(r) => Some(LenientMessage::Result {
+                id: r.id,
+                result: serde_json::value::to_raw_value(&r.result).ok()?,
+            }),
+            other => Some(LenientMessage::Other(other)),
+        }
+    }
+
     fn from_map(
         mut map: serde_json::Map<String, Value>,
         strict: bool,
@@ -288,6 +322,21 @@ impl<'de> Deserialize<'de> for JsonRpcMessage {
         };
         JsonRpcMessage::from_map(map, true).map_err(de::Error::custom)
     }
+}
+
+/// A message as a client reads it ([`JsonRpcMessage::parse_lenient_raw`]): a result
+/// response with its result as raw JSON text, or any other message.
+#[derive(Debug)]
+pub enum LenientMessage {
+    /// A result response.
+    Result {
+        /// The id of the request it answers.
+        id: RequestId,
+        /// The result, as the peer wrote it.
+        result: Box<RawValue>,
+    },
+    /// Any other message, parsed (never a [`JsonRpcMessage::Result`]).
+    Other(JsonRpcMessage),
 }
 
 /// The `"jsonrpc": "2.0"` member. Serializes as `"2.0"` and refuses anything else.

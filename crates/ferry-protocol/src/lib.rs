@@ -102,7 +102,7 @@ struct ReadmeDoctests;
 
 pub use capabilities::{ClientCapabilities, ServerCapabilities};
 pub use error::{ErrorCode, ErrorObject};
-pub use jsonrpc::{JsonRpcMessage, RequestId};
+pub use jsonrpc::{JsonRpcMessage, LenientMessage, RequestId};
 pub use meta::{Meta, RequestMeta};
 pub use mrtr::{InputRequiredResult, MrtrResult};
 pub use result::{CacheScope, McpResult, ResultType};

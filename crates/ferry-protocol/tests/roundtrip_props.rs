@@ -5,7 +5,7 @@
 use ferry_protocol::ErrorObject;
 use ferry_protocol::jsonrpc::{
     JsonRpcErrorResponse, JsonRpcMessage, JsonRpcNotification, JsonRpcRequest,
-    JsonRpcResultResponse, RequestId,
+    JsonRpcResultResponse, LenientMessage, RequestId,
 };
 use ferry_protocol::request::{self, Incoming};
 use proptest::prelude::*;
@@ -82,8 +82,18 @@ proptest! {
         let back: JsonRpcMessage = serde_json::from_slice(&bytes).unwrap();
         prop_assert_eq!(&back, &msg);
         if !matches!(&msg, JsonRpcMessage::Error(e) if e.id.is_none()) {
-            prop_assert_eq!(JsonRpcMessage::parse_lenient(&bytes), Some(msg));
+            prop_assert_eq!(JsonRpcMessage::parse_lenient(&bytes), Some(msg.clone()));
         }
+        // The raw reader reads the same message, with a result kept as its text.
+        let raw = match JsonRpcMessage::parse_lenient_raw(&bytes) {
+            Some(LenientMessage::Result { id, result }) => {
+                let result = serde_json::from_str(result.get()).unwrap();
+                Some(JsonRpcMessage::Result(JsonRpcResultResponse::new(id, result)))
+            }
+            Some(LenientMessage::Other(m)) => Some(m),
+            None => None,
+        };
+        prop_assert_eq!(raw, JsonRpcMessage::parse_lenient(&bytes));
     }
 
     #[test]

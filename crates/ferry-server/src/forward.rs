@@ -30,6 +30,8 @@ use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods::Method;
 use ferry_protocol::request::Params;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -103,7 +105,96 @@ impl std::fmt::Debug for ForwardProgress {
 }
 
 /// The future a [`Forward`] hook returns: the result object, or the error to send.
-pub type ForwardFuture = Pin<Box<dyn Future<Output = Result<Value, ForwardError>> + Send>>;
+pub type ForwardFuture = Pin<Box<dyn Future<Output = Result<ForwardResult, ForwardError>> + Send>>;
+
+/// The result object a [`Forward`] hook answers with: a [`Value`], or JSON text sent on
+/// as it is, so a hook relaying another server's result need not parse it. Both convert
+/// with `.into()`.
+///
+/// ```
+/// use ferry_server::ForwardResult;
+/// use serde_json::{json, value::RawValue};
+///
+/// let built: ForwardResult = json!({ "content": [] }).into();
+/// let relayed: ForwardResult = RawValue::from_string(r#"{"content":[]}"#.into()).unwrap().into();
+/// assert_eq!(built.into_value().unwrap(), relayed.into_value().unwrap());
+/// ```
+#[derive(Debug, Clone)]
+pub enum ForwardResult {
+    /// A result object.
+    Value(Value),
+    /// A result object's JSON text.
+    Raw(Box<RawValue>),
+}
+
+impl ForwardResult {
+    /// The result as a [`Value`] (raw text is parsed).
+    pub fn into_value(self) -> Result<Value, serde_json::Error> {
+        match self {
+            ForwardResult::Value(v) => Ok(v),
+            ForwardResult::Raw(raw) => serde_json::from_str(raw.get()),
+        }
+    }
+
+    /// Adds `"resultType": "complete"` to a result object that has no `resultType`.
+    fn complete_by_default(&mut self) {
+        match self {
+            ForwardResult::Value(v) => complete_by_default(v),
+            ForwardResult::Raw(raw) => {
+                if let Some(with) = raw_complete_by_default(raw) {
+                    *raw = with;
+                }
+            }
+        }
+    }
+}
+
+impl From<Value> for ForwardResult {
+    fn from(value: Value) -> Self {
+        ForwardResult::Value(value)
+    }
+}
+
+impl From<Box<RawValue>> for ForwardResult {
+    fn from(raw: Box<RawValue>) -> Self {
+        ForwardResult::Raw(raw)
+    }
+}
+
+impl Serialize for ForwardResult {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ForwardResult::Value(v) => v.serialize(serializer),
+            ForwardResult::Raw(raw) => raw.serialize(serializer),
+        }
+    }
+}
+
+/// `raw` with `"resultType": "complete"` first, when it is an object without a
+/// `resultType`; `None` when it needs no change (or is not an object).
+fn raw_complete_by_default(raw: &RawValue) -> Option<Box<RawValue>> {
+    #[derive(Deserialize)]
+    struct Head<'a> {
+        #[serde(rename = "resultType", default, borrow)]
+        result_type: Option<&'a RawValue>,
+    }
+    // Raw JSON text starts at its value, with no whitespace before it.
+    let rest = raw.get().strip_prefix('{')?;
+    // Ferry writes `resultType` first: such a result is told without reading the rest.
+    if rest.starts_with(r#""resultType":"#) {
+        return None;
+    }
+    let head: Head<'_> = serde_json::from_str(raw.get()).ok()?;
+    if head.result_type.is_some() {
+        return None;
+    }
+    let comma = if rest.trim_start().starts_with('}') {
+        ""
+    } else {
+        ","
+    };
+    RawValue::from_string(format!(r#"{{"resultType":"complete"{comma}{rest}"#)).ok()
+}
 
 /// How a [`Forward`] hook fails: the JSON-RPC error to send and, when the request is
 /// refused for a reason a transport reports in its own terms, that reason.
@@ -191,12 +282,12 @@ impl std::error::Error for ForwardError {}
 ///     fn forward(&self, request: ForwardRequest) -> ForwardFuture {
 ///         Box::pin(async move {
 ///             match request.method {
-///                 "tools/list" => Ok(json!({ "tools": [] })),
+///                 "tools/list" => Ok(json!({ "tools": [] }).into()),
 ///                 "tools/call" if request.principal.is_none() => Err(ForwardError::rate_limited(
 ///                     "Rate limited: sign in for more calls",
 ///                     Duration::from_secs(1),
 ///                 )),
-///                 "tools/call" => Ok(json!({ "content": [{ "type": "text", "text": "hi" }] })),
+///                 "tools/call" => Ok(json!({ "content": [{ "type": "text", "text": "hi" }] }).into()),
 ///                 other => Err(ErrorObject::method_not_found(other).into()),
 ///             }
 ///         })
@@ -228,22 +319,26 @@ impl Drive<'_> {
         &self,
         hook: &dyn Forward,
         mut request: ForwardRequest,
-    ) -> Result<Value, ForwardError> {
+    ) -> Result<ForwardResult, ForwardError> {
         let Some(session) = self.session else {
             let mut result = hook.forward(request).await?;
-            complete_by_default(&mut result);
+            result.complete_by_default();
             return Ok(result);
         };
         for _ in 0..MAX_FORWARDED_LEGACY_ROUNDS {
-            let mut result = hook.forward(request.clone()).await?;
+            let mut result = hook
+                .forward(request.clone())
+                .await?
+                .into_value()
+                .map_err(|e| ErrorObject::internal(format!("Internal error: {e}")))?;
             let Value::Object(members) = &mut result else {
-                return Ok(result);
+                return Ok(result.into());
             };
             match members.get("resultType").and_then(Value::as_str) {
                 Some("input_required") => {}
                 Some("complete") | None => {
                     members.remove("resultType");
-                    return Ok(result);
+                    return Ok(result.into());
                 }
                 Some(other) => {
                     return Err(ErrorObject::internal(format!(
@@ -413,4 +508,34 @@ pub(crate) fn raw_params(params: Params<'_>) -> Map<String, Value> {
         _ => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn completed(text: &str) -> String {
+        let mut r = ForwardResult::from(RawValue::from_string(text.into()).unwrap());
+        r.complete_by_default();
+        serde_json::to_string(&r).unwrap()
+    }
+
+    #[test]
+    fn raw_results_without_a_result_type_become_complete() {
+        assert_eq!(
+            completed(r#"{"content":[]}"#),
+            r#"{"resultType":"complete","content":[]}"#
+        );
+        assert_eq!(completed("{}"), r#"{"resultType":"complete"}"#);
+        assert_eq!(completed("{ }"), r#"{"resultType":"complete" }"#);
+        // Already typed, or not an object: sent as it is.
+        let typed = r#"{"content":[],"resultType":"input_required"}"#;
+        assert_eq!(completed(typed), typed);
+        assert_eq!(completed("[1]"), "[1]");
+        // A `resultType` nested deeper does not count.
+        assert_eq!(
+            completed(r#"{"a":{"resultType":"task"}}"#),
+            r#"{"resultType":"complete","a":{"resultType":"task"}}"#
+        );
+    }
 }

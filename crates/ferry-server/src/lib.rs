@@ -80,7 +80,7 @@ pub use context::Context;
 pub use dispatch::{Handled, RequestEnv, Transport};
 pub use error::{Error, Result};
 pub use forward::{
-    Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest,
+    Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest, ForwardResult,
     MAX_FORWARDED_LEGACY_ROUNDS,
 };
 pub use handler::{FromContext, FromInput, Handler, HandlerFuture, State, StateType, marker};

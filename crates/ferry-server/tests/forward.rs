@@ -26,14 +26,19 @@ impl Forward for Echo {
         Box::pin(async move {
             if request.method == "tools/list" {
                 let tool = json!({"name": "remote", "inputSchema": {"type": "object"}});
-                return Ok(json!({"tools": [tool], "ttlMs": 0, "cacheScope": "private"}));
+                return Ok(json!({"tools": [tool], "ttlMs": 0, "cacheScope": "private"}).into());
             }
             let seen = json!({
                 "method": request.method,
                 "params": request.params,
                 "principal": request.principal.as_ref().map(|p| p.id().to_owned()),
             });
-            Ok(json!({"content": [{"type": "text", "text": seen.to_string()}]}))
+            // Sent as JSON text, as a gateway relays an upstream's result: the server
+            // adds the `resultType` it lacks.
+            let text = json!({"content": [{"type": "text", "text": seen.to_string()}]});
+            Ok(serde_json::value::RawValue::from_string(text.to_string())
+                .unwrap()
+                .into())
         })
     }
 }
@@ -61,6 +66,7 @@ async fn advertised_feature_methods_go_to_the_hook_with_their_raw_params() {
     retry["params"]["requestState"] = json!("opaque");
     let env = RequestEnv::stdio().with_principal(Some(Principal::new("alice")));
     let out = send_env(&server, &retry, env).await;
+    assert_eq!(out.result()["resultType"], "complete");
     let seen = seen(out.result());
     assert_eq!(seen["method"], "tools/call");
     assert_eq!(seen["principal"], "alice");
@@ -96,7 +102,7 @@ impl Forward for Refuses {
                     Duration::from_millis(1_500),
                 )),
                 Some("plain") => Err(ErrorObject::new(RATE_LIMITED, "not a refusal").into()),
-                _ => Ok(json!({"tools": [], "ttlMs": 0, "cacheScope": "private"})),
+                _ => Ok(json!({"tools": [], "ttlMs": 0, "cacheScope": "private"}).into()),
             }
         })
     }

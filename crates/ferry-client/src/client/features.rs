@@ -389,6 +389,33 @@ impl Client {
             .await
     }
 
+    /// [`request`](Client::request), with the result as the server wrote it: for code
+    /// that passes results on (a gateway) or reads them into its own types, so no
+    /// [`Value`] is built. The result is checked as `request` checks it: an object with
+    /// a valid `resultType`.
+    ///
+    /// ```no_run
+    /// # async fn run(client: &ferry_client::Client) -> ferry_client::Result<()> {
+    /// use ferry_client::CallOptions;
+    /// use serde_json::json;
+    ///
+    /// let params = json!({ "name": "echo", "arguments": { "text": "hi" } });
+    /// let raw = client.request_raw("tools/call", params, &CallOptions::new()).await?;
+    /// println!("{}", raw.get());
+    /// # Ok(()) }
+    /// ```
+    pub async fn request_raw(
+        &self,
+        method: &str,
+        params: Value,
+        opts: &CallOptions,
+    ) -> Result<Box<serde_json::value::RawValue>> {
+        let params = arguments_object(params)?.unwrap_or_default();
+        self.inner
+            .call_cached_raw(&Req::new(method, params, opts))
+            .await
+    }
+
     /// Drops every cached result.
     pub fn clear_cache(&self) {
         self.inner.cache.clear();

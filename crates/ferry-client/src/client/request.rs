@@ -7,8 +7,10 @@ use std::time::Duration;
 use ferry_protocol::headers as h;
 use ferry_protocol::jsonrpc::{JsonRpcNotification, RequestId};
 use ferry_protocol::{ErrorCode, logging, meta, methods, notifications};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
@@ -49,9 +51,14 @@ impl<'a> Req<'a> {
 }
 
 impl Inner {
-    /// Sends a request and returns its result, renegotiating the version once on -32022
-    /// and renewing an expired legacy session once.
+    /// [`call_raw`](Inner::call_raw), the result read into a [`Value`].
     pub(crate) async fn call(&self, req: &Req<'_>) -> Result<Value> {
+        into_value(req.method, &self.call_raw(req).await?)
+    }
+
+    /// Sends a request and returns its result as the server wrote it, renegotiating the
+    /// version once on -32022 and renewing an expired legacy session once.
+    pub(crate) async fn call_raw(&self, req: &Req<'_>) -> Result<Box<RawValue>> {
         let mut renegotiated = false;
         let mut renewed = false;
         loop {
@@ -59,7 +66,7 @@ impl Inner {
                 return Err(Error::Closed);
             }
             let session = self.state.read().clone();
-            match self.call_once(req, &session).await {
+            match self.call_once_raw(req, &session).await {
                 Err(Error::Rpc(e))
                     if session.era == Era::Modern
                         && e.code == ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
@@ -103,8 +110,17 @@ impl Inner {
         status == Some(404) && t.has_session()
     }
 
-    /// Sends a request once, in its own client span whose context goes in `_meta`.
+    /// [`call_once_raw`](Inner::call_once_raw), the result read into a [`Value`].
     pub(crate) async fn call_once(&self, req: &Req<'_>, session: &Session) -> Result<Value> {
+        into_value(req.method, &self.call_once_raw(req, session).await?)
+    }
+
+    /// Sends a request once, in its own client span whose context goes in `_meta`.
+    pub(crate) async fn call_once_raw(
+        &self,
+        req: &Req<'_>,
+        session: &Session,
+    ) -> Result<Box<RawValue>> {
         let id = self.next_id();
         let span = crate::telemetry::request_span(
             req.method,
@@ -132,7 +148,7 @@ impl Inner {
         session: &Session,
         id: RequestId,
         trace: Option<&ferry_protocol::trace::TraceContext>,
-    ) -> Result<Value> {
+    ) -> Result<Box<RawValue>> {
         let legacy = session.era == Era::Legacy;
         let token = req
             .opts
@@ -175,20 +191,34 @@ impl Inner {
             .timeout
             .or(req.opts.timeout)
             .unwrap_or(self.config.timeout);
-        let value = self
+        let raw = self
             .drive(exchange, req, timeout, legacy, token.as_ref())
             .await?;
-        check_result(req.method, &value)?;
-        Ok(value)
+        check_result(req.method, &raw)?;
+        Ok(raw)
+    }
+
+    /// Whether `req` may be answered from the cache and its result stored there.
+    fn cacheable(&self, req: &Req<'_>) -> bool {
+        self.config.cache
+            && methods::is_cacheable(req.method)
+            && !req.params.contains_key("inputResponses")
+            && !req.params.contains_key("requestState")
+    }
+
+    /// [`call_cached`](Inner::call_cached), the result as the server wrote it when it
+    /// does not come from the cache.
+    pub(crate) async fn call_cached_raw(&self, req: &Req<'_>) -> Result<Box<RawValue>> {
+        if !self.cacheable(req) {
+            return self.call_raw(req).await;
+        }
+        let v = self.call_cached(req).await?;
+        serde_json::value::to_raw_value(&v).map_err(|e| Error::protocol(e.to_string()))
     }
 
     /// Sends a request, answering from the cache when allowed and storing fresh results.
     pub(crate) async fn call_cached(&self, req: &Req<'_>) -> Result<Value> {
-        let cacheable = self.config.cache
-            && methods::is_cacheable(req.method)
-            && !req.params.contains_key("inputResponses")
-            && !req.params.contains_key("requestState");
-        if !cacheable {
+        if !self.cacheable(req) {
             return self.call(req).await;
         }
         let key = cache::key(req.method, &req.params);
@@ -266,7 +296,7 @@ impl Inner {
         timeout: Duration,
         legacy: bool,
         token: Option<&RequestId>,
-    ) -> Result<Value> {
+    ) -> Result<Box<RawValue>> {
         let mut deadline = Instant::now() + timeout;
         let mut seen = self.gate.epoch();
         loop {
@@ -506,16 +536,53 @@ pub(crate) fn is_complete(v: &Value) -> bool {
         .is_none_or(|t| t == "complete")
 }
 
+/// The members of a result the client looks at before reading the rest, read from its
+/// raw text without building a [`Value`].
+#[derive(Deserialize)]
+pub(crate) struct Head<'a> {
+    #[serde(rename = "resultType", default, borrow)]
+    result_type: Option<&'a RawValue>,
+    #[serde(rename = "isError", default, borrow)]
+    is_error: Option<&'a RawValue>,
+}
+
+impl<'a> Head<'a> {
+    /// The head of `raw`; an error when `raw` is not an object.
+    pub(crate) fn of(raw: &'a RawValue) -> std::result::Result<Head<'a>, serde_json::Error> {
+        serde_json::from_str(raw.get())
+    }
+
+    /// `isError: true`.
+    pub(crate) fn is_error(&self) -> bool {
+        self.is_error.is_some_and(|v| v.get() == "true")
+    }
+
+    /// The `resultType` as a value (`None` when absent).
+    fn result_type(&self) -> Option<Value> {
+        self.result_type
+            .map(|v| serde_json::from_str(v.get()).unwrap_or(Value::Null))
+    }
+}
+
+/// A raw result read into a [`Value`].
+pub(crate) fn into_value(method: &str, raw: &RawValue) -> Result<Value> {
+    serde_json::from_str(raw.get())
+        .map_err(|e| Error::protocol(format!("invalid {method} result: {e}")))
+}
+
 /// Checks a result's `resultType`: absent or `complete` are fine, `input_required` only
 /// for the requests that may ask for input, `task` only for `tools/call`, and anything
 /// else is invalid.
-pub(crate) fn check_result(method: &str, v: &Value) -> Result<()> {
-    if !v.is_object() {
+pub(crate) fn check_result(method: &str, raw: &RawValue) -> Result<()> {
+    // Raw JSON text starts at its value, with no whitespace before it.
+    if !raw.get().starts_with('{') {
         return Err(Error::protocol(format!(
             "the {method} result is not an object"
         )));
     }
-    match v.get("resultType") {
+    let head =
+        Head::of(raw).map_err(|e| Error::protocol(format!("invalid {method} result: {e}")))?;
+    match head.result_type() {
         None => Ok(()),
         Some(Value::String(t)) if t == "complete" => Ok(()),
         Some(Value::String(t)) if t == "input_required" => {
@@ -557,14 +624,34 @@ mod tests {
 
     #[test]
     fn result_types() {
-        assert!(check_result("tools/list", &json!({"tools":[]})).is_ok());
-        assert!(check_result("tools/list", &json!({"resultType":"complete"})).is_ok());
-        assert!(check_result("tools/call", &json!({"resultType":"input_required"})).is_ok());
-        assert!(check_result("tools/list", &json!({"resultType":"input_required"})).is_err());
-        assert!(check_result("tools/call", &json!({"resultType":"task"})).is_ok());
-        assert!(check_result("prompts/get", &json!({"resultType":"task"})).is_err());
-        assert!(check_result("tools/call", &json!({"resultType":"banana"})).is_err());
-        assert!(check_result("tools/call", &json!([])).is_err());
+        let check =
+            |method, v: Value| check_result(method, &serde_json::value::to_raw_value(&v).unwrap());
+        assert!(check("tools/list", json!({"tools":[]})).is_ok());
+        assert!(check("tools/list", json!({"resultType":"complete"})).is_ok());
+        assert!(check("tools/call", json!({"resultType":"input_required"})).is_ok());
+        assert!(check("tools/list", json!({"resultType":"input_required"})).is_err());
+        assert!(check("tools/call", json!({"resultType":"task"})).is_ok());
+        assert!(check("prompts/get", json!({"resultType":"task"})).is_err());
+        assert!(check("tools/call", json!({"resultType":"banana"})).is_err());
+        assert!(check("tools/call", json!({"resultType":7})).is_err());
+        assert!(check("tools/call", json!([])).is_err());
+        assert!(check("tools/call", json!(null)).is_err());
+        // A result that says two things is refused: a gateway relaying results reads
+        // only the first `resultType` of a result the client accepted.
+        let twice = r#"{"resultType":"complete","resultType":"input_required"}"#;
+        let twice = RawValue::from_string(twice.into()).unwrap();
+        assert!(check_result("tools/call", &twice).is_err());
+    }
+
+    #[test]
+    fn the_head_reads_is_error_and_skips_the_rest() {
+        let raw = RawValue::from_string(
+            r#"{"content":[{"type":"text","text":"a \"quoted\" {"}],"isError":true}"#.into(),
+        )
+        .unwrap();
+        assert!(Head::of(&raw).unwrap().is_error());
+        let raw = RawValue::from_string(r#"{"isError":"true"}"#.into()).unwrap();
+        assert!(!Head::of(&raw).unwrap().is_error());
     }
 
     #[test]

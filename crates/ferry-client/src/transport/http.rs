@@ -21,7 +21,7 @@ use super::reply::{DirectClient, Reply};
 use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing, auth};
 use crate::error::{Error, Result, RpcError};
 use crate::sse::{SseEvent, SseParser};
-use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse};
+use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, LenientMessage};
 
 /// `Accept` on every POST.
 const ACCEPT_BOTH: &str = "application/json, text/event-stream";
@@ -389,13 +389,13 @@ async fn post_and_read(
             status.as_u16()
         ))));
     }
-    Some(match JsonRpcMessage::parse_lenient(&body) {
-        Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) if id == out.id => {
-            Incoming::Result(result)
-        }
-        Some(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error, .. }))
-            if id.as_ref().is_none_or(|i| *i == out.id) =>
-        {
+    Some(match JsonRpcMessage::parse_lenient_raw(&body) {
+        Some(LenientMessage::Result { id, result }) if id == out.id => Incoming::Result(result),
+        Some(LenientMessage::Other(JsonRpcMessage::Error(JsonRpcErrorResponse {
+            id,
+            error,
+            ..
+        }))) if id.as_ref().is_none_or(|i| *i == out.id) => {
             Incoming::Error(RpcError::new(error, Some(status.as_u16())))
         }
         Some(_) => Incoming::Failed(Error::protocol("the response does not answer the request")),
@@ -527,15 +527,15 @@ async fn deliver(ev: SseEvent, out: &Outgoing, tx: &mpsc::Sender<Incoming>) -> F
     if !matches!(ev.event.as_deref(), None | Some("message")) || ev.data.trim().is_empty() {
         return Flow::Continue;
     }
-    let m = match JsonRpcMessage::parse_lenient(ev.data.as_bytes()) {
-        Some(JsonRpcMessage::Notification(n)) => Incoming::Notification(n),
-        Some(JsonRpcMessage::Request(r)) => Incoming::Request(r),
-        Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) if id == out.id => {
-            Incoming::Result(result)
-        }
-        Some(JsonRpcMessage::Error(JsonRpcErrorResponse { id, error, .. }))
-            if id.as_ref().is_none_or(|i| *i == out.id) =>
-        {
+    let m = match JsonRpcMessage::parse_lenient_raw(ev.data.as_bytes()) {
+        Some(LenientMessage::Other(JsonRpcMessage::Notification(n))) => Incoming::Notification(n),
+        Some(LenientMessage::Other(JsonRpcMessage::Request(r))) => Incoming::Request(r),
+        Some(LenientMessage::Result { id, result }) if id == out.id => Incoming::Result(result),
+        Some(LenientMessage::Other(JsonRpcMessage::Error(JsonRpcErrorResponse {
+            id,
+            error,
+            ..
+        }))) if id.as_ref().is_none_or(|i| *i == out.id) => {
             Incoming::Error(RpcError::new(error, Some(200)))
         }
         Some(_) => {

@@ -15,7 +15,7 @@ pub(crate) use reply::{CONNECT_TIMEOUT, direct_client};
 pub(crate) mod stdio;
 
 use ferry_protocol::jsonrpc::{JsonRpcNotification, JsonRpcRequest, RequestId};
-use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::mpsc;
 
 use crate::error::{Error, Result, RpcError};
@@ -47,8 +47,8 @@ pub(crate) enum Incoming {
     Notification(JsonRpcNotification),
     /// A legacy server-to-client request on this request's stream.
     Request(JsonRpcRequest),
-    /// The final result.
-    Result(Value),
+    /// The final result, as the server wrote it.
+    Result(Box<RawValue>),
     /// The final error.
     Error(RpcError),
     /// The exchange failed locally.

@@ -23,7 +23,7 @@ use tokio::task::AbortHandle;
 use super::lines::{Line, read_line};
 use super::{Background, EXCHANGE_QUEUE, Exchange, Incoming, Outgoing};
 use crate::error::{Error, Result, RpcError};
-use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, JsonRpcResultResponse};
+use ferry_protocol::jsonrpc::{JsonRpcErrorResponse, JsonRpcMessage, LenientMessage};
 
 /// Settings of the stdio transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -310,10 +310,15 @@ async fn read_loop(
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        match JsonRpcMessage::parse_lenient(&line) {
-            Some(JsonRpcMessage::Result(JsonRpcResultResponse { id, result, .. })) => {
-                route(&shared, &id, Incoming::Result(result)).await
+        let message = match JsonRpcMessage::parse_lenient_raw(&line) {
+            Some(LenientMessage::Result { id, result }) => {
+                route(&shared, &id, Incoming::Result(result)).await;
+                continue;
             }
+            Some(LenientMessage::Other(m)) => Some(m),
+            None => None,
+        };
+        match message {
             Some(JsonRpcMessage::Error(JsonRpcErrorResponse {
                 id: Some(id),
                 error,
@@ -334,6 +339,8 @@ async fn read_loop(
                     break;
                 }
             }
+            // `parse_lenient_raw` reads every result response as one.
+            Some(JsonRpcMessage::Result(_)) => {}
             None => {
                 tracing::warn!("ignoring a line from the server that is not a JSON-RPC message")
             }
