@@ -362,13 +362,13 @@ impl ClientBuilder {
             handler,
             transport,
             config,
-            state: RwLock::new(Session {
+            state: RwLock::new(Arc::new(Session {
                 era: Era::Modern,
                 version: crate::era::MODERN_VERSIONS[0].to_owned(),
                 server_info: None,
                 capabilities: None,
                 instructions: None,
-            }),
+            })),
             next_id: AtomicI64::new(1),
             next_token: AtomicU64::new(1),
             legacy_subscriptions: tokio::sync::Mutex::default(),

@@ -1,6 +1,8 @@
 //! Connecting: era detection with `server/discover`, and the legacy `initialize`
 //! handshake.
 
+use std::sync::Arc;
+
 use ferry_protocol::common::Implementation;
 use ferry_protocol::legacy::{self, InitializeRequestParams, InitializeResult};
 use ferry_protocol::{ErrorCode, ServerCapabilities, meta, methods};
@@ -66,7 +68,7 @@ impl Inner {
                 capabilities: None,
                 instructions: None,
             };
-            *self.state.write() = session.clone();
+            *self.state.write() = Arc::new(session.clone());
             let mut req = Req::new(methods::DISCOVER, Map::new(), &opts);
             req.timeout = Some(self.config.probe_timeout);
             let outcome = self.call_once(&req, &session).await;
@@ -96,11 +98,12 @@ impl Inner {
 
     /// Records a modern server, with what its discover result says.
     pub(crate) fn enter_modern(&self, version: String, discover: Option<Value>) {
-        let mut s = self.state.write();
+        let mut guard = self.state.write();
+        let s = Arc::make_mut(&mut guard);
         s.era = Era::Modern;
         s.version = version.clone();
         if let Some(d) = &discover {
-            self.absorb_discover(&mut s, d);
+            self.absorb_discover(s, d);
             self.cache.put(
                 cache::key(methods::DISCOVER, &Map::new()),
                 methods::DISCOVER,
@@ -108,7 +111,7 @@ impl Inner {
                 d,
             );
         }
-        drop(s);
+        drop(guard);
         if let Some(origin) = &self.origin {
             let era = KnownEra::Modern { version };
             match discover {
@@ -155,7 +158,7 @@ impl Inner {
         match self.boxed_call(&req).await {
             Ok(d) => {
                 let mut s = self.state.write();
-                self.absorb_discover(&mut s, &d);
+                self.absorb_discover(Arc::make_mut(&mut s), &d);
             }
             Err(e) => tracing::debug!(error = %e, "server/discover failed"),
         }
@@ -180,7 +183,7 @@ impl Inner {
                 capabilities: None,
                 instructions: None,
             };
-            *self.state.write() = session.clone();
+            *self.state.write() = Arc::new(session.clone());
             let params = InitializeRequestParams::new(
                 version.clone(),
                 self.client_capabilities(),
@@ -213,7 +216,8 @@ impl Inner {
             });
         }
         {
-            let mut s = self.state.write();
+            let mut guard = self.state.write();
+            let s = Arc::make_mut(&mut guard);
             s.version = result.protocol_version.clone();
             s.server_info = Some(result.server_info);
             s.capabilities = Some(result.capabilities);

@@ -1,6 +1,7 @@
 //! The typed requests of 2026-07-28, on [`Client`].
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use ferry_protocol::common::Implementation;
@@ -20,7 +21,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
 use super::request::parse;
-use super::{Client, Inner, Req};
+use super::{Client, Inner, Req, Session};
 use crate::answer;
 use crate::builder::ClientBuilder;
 use crate::era::Era;
@@ -128,7 +129,7 @@ impl Client {
     /// the result's `ttlMs`). On a legacy server, the same information from `initialize`.
     pub async fn discover(&self) -> Result<DiscoverResult> {
         if self.era() == Era::Legacy {
-            let s = self.inner.state.read().clone();
+            let s = Session::clone(&self.inner.state.read());
             let mut d = DiscoverResult::new([s.version], s.capabilities.unwrap_or_default());
             d.result_type = None;
             d.instructions = s.instructions;
@@ -144,7 +145,7 @@ impl Client {
             .await?;
         {
             let mut s = self.inner.state.write();
-            self.inner.absorb_discover(&mut s, &v);
+            self.inner.absorb_discover(Arc::make_mut(&mut s), &v);
         }
         parse(methods::DISCOVER, v)
     }

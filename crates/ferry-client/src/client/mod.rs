@@ -114,7 +114,7 @@ pub(crate) struct Inner {
     pub config: Config,
     pub handler: Arc<dyn InputHandler>,
     pub handler_caps: HandlerCapabilities,
-    pub state: RwLock<Session>,
+    pub state: RwLock<Arc<Session>>,
     pub next_id: AtomicI64,
     pub next_token: AtomicU64,
     pub cache: ResultCache,

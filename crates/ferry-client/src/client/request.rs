@@ -2,6 +2,7 @@
 //! progress, and the checks on the result.
 
 use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ferry_protocol::headers as h;
@@ -77,7 +78,7 @@ impl Inner {
                     let Some(version) = era::pick_modern(&supported) else {
                         return Err(Error::UnsupportedVersion { supported });
                     };
-                    self.state.write().version = version.clone();
+                    Arc::make_mut(&mut self.state.write()).version = version.clone();
                     if let Some(origin) = &self.origin {
                         self.era_cache
                             .set(origin.clone(), KnownEra::Modern { version });
