@@ -4,9 +4,15 @@
 //! `mcp.client.operation.duration`, seconds), requests by method and outcome, multi
 //! round-trip rounds per call and `requestState` refusals by reason.
 
+use std::collections::HashMap;
+use std::hash::{BuildHasher, BuildHasherDefault, Hasher};
+use std::sync::{Arc, RwLock};
+
 use ferry_protocol::methods::Method;
 use ferry_protocol::version::ProtocolVersion;
-use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
+use opentelemetry::metrics::{
+    BoundCounter, BoundHistogram, Counter, Histogram, Meter, UpDownCounter,
+};
 use opentelemetry::{KeyValue, StringValue};
 use tracing::Event;
 use tracing::field::{Field, Visit};
@@ -29,6 +35,10 @@ const DURATION_BOUNDARIES: [f64; 14] = [
     0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0,
 ];
 
+/// The most attribute sets of request measurements kept bound ([`Bindings`]); requests
+/// with other sets are measured through the instruments' per-call lookup.
+const MAX_BINDINGS: usize = 256;
+
 /// The instruments.
 #[derive(Clone)]
 pub(crate) struct Instruments {
@@ -39,6 +49,108 @@ pub(crate) struct Instruments {
     refusals: Counter<u64>,
     listen_streams: UpDownCounter<i64>,
     tasks: Counter<u64>,
+    bindings: Arc<Bindings>,
+}
+
+/// The attributes of one request measurement, as read from its span: which side, the
+/// outcome (server side), and the method, protocol version, tool, transport and error
+/// type when the span has them.
+#[derive(Hash)]
+struct Attributes<'a> {
+    side: Side,
+    outcome: &'static str,
+    values: [Option<&'a str>; 5],
+}
+
+/// The names of [`Attributes::values`], in order.
+const ATTRIBUTE_KEYS: [&str; 5] = [
+    "mcp.method.name",
+    "mcp.protocol.version",
+    "gen_ai.tool.name",
+    "network.transport",
+    "error.type",
+];
+
+/// The instruments bound to one attribute set.
+struct Binding {
+    side: Side,
+    outcome: &'static str,
+    values: [Option<Box<str>>; 5],
+    duration: BoundHistogram<f64>,
+    /// Server side: requests by method and outcome.
+    requests: Option<BoundCounter<u64>>,
+    /// Server side, complete calls: rounds by method.
+    rounds: Option<BoundHistogram<u64>>,
+}
+
+impl Binding {
+    fn is(&self, a: &Attributes<'_>) -> bool {
+        self.side == a.side
+            && self.outcome == a.outcome
+            && self
+                .values
+                .iter()
+                .zip(a.values)
+                .all(|(mine, theirs)| mine.as_deref() == theirs)
+    }
+}
+
+/// Instruments bound to the attribute sets requests have had. Measuring through an
+/// instrument resolves its attributes on every call (the SDK hashes each set and looks
+/// it up); a bound instrument has done that once, so a request that repeats a set (most
+/// do: the same few methods, tools and outcomes) costs a few atomic adds.
+#[derive(Default)]
+struct Bindings {
+    /// Seeded at random per process, so attribute values a client chooses (tool names)
+    /// cannot be made to collide.
+    hasher: foldhash::fast::RandomState,
+    /// By the hash of their attributes (already hashed: the map does not hash again).
+    by_hash: RwLock<HashMap<u64, Vec<Arc<Binding>>, BuildHasherDefault<Prehashed>>>,
+}
+
+/// A hasher for keys that are hashes already.
+#[derive(Default)]
+struct Prehashed(u64);
+
+impl Hasher for Prehashed {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(*b);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n;
+    }
+}
+
+impl Bindings {
+    /// The binding for `attrs`, made with `bind` the first time; `None` once
+    /// [`MAX_BINDINGS`] sets are bound (or a lock was poisoned).
+    fn get(&self, attrs: &Attributes<'_>, bind: impl FnOnce() -> Binding) -> Option<Arc<Binding>> {
+        let hash = self.hasher.hash_one(attrs);
+        {
+            let map = self.by_hash.read().ok()?;
+            if let Some(found) = map.get(&hash).and_then(|v| v.iter().find(|b| b.is(attrs))) {
+                return Some(found.clone());
+            }
+            if map.values().map(Vec::len).sum::<usize>() >= MAX_BINDINGS {
+                return None;
+            }
+        }
+        let mut map = self.by_hash.write().ok()?;
+        let slot = map.entry(hash).or_default();
+        if let Some(found) = slot.iter().find(|b| b.is(attrs)) {
+            return Some(found.clone());
+        }
+        let made = Arc::new(bind());
+        slot.push(made.clone());
+        Some(made)
+    }
 }
 
 impl Instruments {
@@ -82,12 +194,13 @@ impl Instruments {
                 .with_unit("{task}")
                 .with_description("Task status changes, by the status reached")
                 .build(),
+            bindings: Arc::default(),
         }
     }
 }
 
 /// Which side of a request a request span is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum Side {
     Server,
     Client,
@@ -179,9 +292,67 @@ impl Instruments {
         true
     }
 
-    /// Measures a request span of `side` that closed.
+    /// Measures a request span of `side` that closed, through the instruments bound to
+    /// its attribute set.
     pub(crate) fn request_closed(&self, side: Side, record: &SpanRecord) {
         let seconds = record.started.elapsed().as_secs_f64();
+        let input_required = record.flag("ferry.mcp.input_required") == Some(true);
+        let values = ATTRIBUTE_KEYS.map(|key| record.text(key));
+        let outcome = match side {
+            Side::Client => "",
+            Side::Server if values[4].is_some() => "error",
+            Side::Server if input_required => "input_required",
+            Side::Server => "ok",
+        };
+        let attrs = Attributes {
+            side,
+            outcome,
+            values,
+        };
+        let Some(binding) = self.bindings.get(&attrs, || self.bind(&attrs)) else {
+            return self.request_closed_unbound(side, record, seconds);
+        };
+        binding.duration.record(seconds);
+        if let Some(requests) = &binding.requests {
+            requests.add(1);
+        }
+        if let (Some(rounds), Some(round)) = (&binding.rounds, record.int("ferry.mcp.call.round")) {
+            rounds.record(u64::try_from(round).unwrap_or(0));
+        }
+    }
+
+    /// The instruments bound to `attrs`: the attributes `request_closed_unbound` gives
+    /// each measurement.
+    fn bind(&self, attrs: &Attributes<'_>) -> Binding {
+        let value = |i: usize| attrs.values[i].map(attribute_value);
+        let all: Vec<KeyValue> = ATTRIBUTE_KEYS
+            .iter()
+            .enumerate()
+            .filter_map(|(i, key)| value(i).map(|v| KeyValue::new(*key, v)))
+            .collect();
+        let method: Vec<KeyValue> = value(0)
+            .map(|m| KeyValue::new(ATTRIBUTE_KEYS[0], m))
+            .into_iter()
+            .collect();
+        let mut by_outcome = method.clone();
+        by_outcome.push(KeyValue::new("ferry.outcome", attrs.outcome));
+        let server = attrs.side == Side::Server;
+        Binding {
+            side: attrs.side,
+            outcome: attrs.outcome,
+            values: attrs.values.map(|v| v.map(Box::from)),
+            duration: match attrs.side {
+                Side::Client => self.client_duration.bind(&all),
+                Side::Server => self.server_duration.bind(&all),
+            },
+            requests: server.then(|| self.requests.bind(&by_outcome)),
+            rounds: (server && attrs.outcome != "input_required")
+                .then(|| self.rounds.bind(&method)),
+        }
+    }
+
+    /// Measures a request span of `side` that closed, resolving its attributes.
+    fn request_closed_unbound(&self, side: Side, record: &SpanRecord, seconds: f64) {
         let text = |key: &str| record.text(key).map(attribute_value);
         let method = text("mcp.method.name");
         let error_type = text("error.type");
@@ -227,5 +398,47 @@ impl Instruments {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_attribute_set_is_bound_once_up_to_the_cap() {
+        let provider = opentelemetry_sdk::metrics::SdkMeterProvider::builder().build();
+        let meter = opentelemetry::metrics::MeterProvider::meter(&provider, "test");
+        let instruments = Instruments::new(&meter);
+        let tools: Vec<String> = (0..=MAX_BINDINGS).map(|i| format!("tool{i}")).collect();
+        for (i, tool) in tools.iter().enumerate() {
+            let attrs = Attributes {
+                side: Side::Server,
+                outcome: "ok",
+                values: [Some("tools/call"), None, Some(tool), None, None],
+            };
+            let bound = instruments
+                .bindings
+                .get(&attrs, || instruments.bind(&attrs));
+            assert_eq!(bound.is_some(), i < MAX_BINDINGS, "binding {i}");
+            if let Some(bound) = bound {
+                let again = instruments
+                    .bindings
+                    .get(&attrs, || unreachable!("bound once"));
+                assert!(Arc::ptr_eq(&bound, &again.unwrap()));
+            }
+        }
+        // Another outcome or side of a bound set is a set of its own.
+        let client = Attributes {
+            side: Side::Client,
+            outcome: "ok",
+            values: [Some("tools/call"), None, Some("tool0"), None, None],
+        };
+        assert!(
+            instruments
+                .bindings
+                .get(&client, || instruments.bind(&client))
+                .is_none()
+        );
     }
 }

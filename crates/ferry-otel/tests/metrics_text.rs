@@ -45,6 +45,17 @@ fn request_spans_become_metrics() {
     failed.record("error.type", "-32602");
     drop(failed);
     tracing::info!(target: STATE_TARGET, reason = "expired", "requestState refused");
+    // Requests that repeat an attribute set are measured through the instruments bound
+    // to it: each one counts.
+    for _ in 0..3 {
+        let _echo = tracing::info_span!(
+            target: SERVER_REQUEST_TARGET,
+            "mcp.server.request",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = "echo",
+            error.type = tracing::field::Empty,
+        );
+    }
 
     let out = text.render();
     for needle in [
@@ -58,6 +69,20 @@ fn request_spans_become_metrics() {
     ] {
         assert!(out.contains(needle), "{needle} in:\n{out}");
     }
+    let echoes = out
+        .lines()
+        .find(|l| {
+            l.starts_with("mcp_server_operation_duration_seconds_count{")
+                && l.contains("gen_ai_tool_name=\"echo\"")
+        })
+        .expect("echo durations");
+    assert!(echoes.trim_end().ends_with(" 3"), "{echoes}");
+    let ok = out
+        .lines()
+        .find(|l| l.starts_with("ferry_mcp_server_requests") && l.contains("ferry_outcome=\"ok\""))
+        .expect("ok requests");
+    // The three echoes and the second round of `confirm_delete`.
+    assert!(ok.trim_end().ends_with(" 4"), "{ok}");
     // One completed call, of two rounds.
     let rounds = out
         .lines()

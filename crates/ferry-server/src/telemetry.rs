@@ -8,6 +8,8 @@
 //! request's `_meta` `traceparent` and linking the rounds of a multi round-trip call go
 //! through [`ferry_protocol::trace`]'s hooks, which an OpenTelemetry integration installs.
 
+use std::borrow::Cow;
+
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::meta::RequestMeta;
 use ferry_protocol::methods;
@@ -49,7 +51,7 @@ pub(crate) fn request_span(
     let span = tracing::info_span!(
         target: REQUEST_TARGET,
         "mcp.server.request",
-        otel.name = %SpanName::of(method, target),
+        otel.name = span_name(method, target).as_ref(),
         otel.kind = "server",
         otel.status_code = Empty,
         otel.status_description = Empty,
@@ -57,7 +59,7 @@ pub(crate) fn request_span(
         mcp.protocol.version = meta.and_then(|m| m.protocol_version.as_deref()),
         mcp.session.id = session_id(env),
         mcp.resource.uri = target_of(method, methods::RESOURCES_READ, target),
-        jsonrpc.request.id = %id,
+        jsonrpc.request.id = IdText::of(id).as_str(),
         gen_ai.tool.name = target_of(method, methods::TOOLS_CALL, target),
         gen_ai.prompt.name = target_of(method, methods::PROMPTS_GET, target),
         gen_ai.operation.name = target_of(method, methods::TOOLS_CALL, target).map(|_| "execute_tool"),
@@ -79,28 +81,58 @@ pub(crate) fn request_span(
 
 /// The span name of the conventions: `{mcp.method.name} {target}` for a tool or prompt
 /// (low-cardinality targets), the method alone otherwise (a resource URI is not: it goes
-/// in its own attribute, never in the name).
-struct SpanName<'a> {
-    method: &'a str,
-    target: Option<&'a str>,
-}
-
-impl<'a> SpanName<'a> {
-    fn of(method: &'a str, target: &'a str) -> Self {
-        let named =
-            matches!(method, methods::TOOLS_CALL | methods::PROMPTS_GET) && !target.is_empty();
-        SpanName {
-            method,
-            target: named.then_some(target),
-        }
+/// in its own attribute, never in the name). Made without the formatting machinery: the
+/// span records it as text.
+fn span_name<'a>(method: &'a str, target: &str) -> Cow<'a, str> {
+    let named = matches!(method, methods::TOOLS_CALL | methods::PROMPTS_GET) && !target.is_empty();
+    if !named {
+        return Cow::Borrowed(method);
     }
+    let mut name = String::with_capacity(method.len() + 1 + target.len());
+    name.push_str(method);
+    name.push(' ');
+    name.push_str(target);
+    Cow::Owned(name)
 }
 
-impl std::fmt::Display for SpanName<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.target {
-            Some(target) => write!(f, "{} {target}", self.method),
-            None => f.write_str(self.method),
+/// A request id as text (`jsonrpc.request.id` is a string attribute), written without
+/// the formatting machinery.
+enum IdText<'a> {
+    /// The digits of an integer id, right-aligned, and where they start.
+    Number([u8; 20], usize),
+    Text(&'a str),
+}
+
+impl<'a> IdText<'a> {
+    fn of(id: &'a RequestId) -> Self {
+        let n = match id {
+            RequestId::String(s) => return IdText::Text(s),
+            RequestId::Number(n) => *n,
+        };
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut rest = n.unsigned_abs();
+        loop {
+            at -= 1;
+            // The remainder of a division by ten is below ten.
+            digits[at] = b'0' + (rest % 10) as u8;
+            rest /= 10;
+            if rest == 0 {
+                break;
+            }
+        }
+        if n < 0 {
+            at -= 1;
+            digits[at] = b'-';
+        }
+        IdText::Number(digits, at)
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            // Only ASCII digits and `-` were written from `at` on.
+            IdText::Number(digits, at) => std::str::from_utf8(&digits[*at..]).unwrap_or("0"),
+            IdText::Text(s) => s,
         }
     }
 }
@@ -333,6 +365,15 @@ mod tests {
         assert_eq!(get("network.protocol.name"), Some("http"));
         assert_eq!(get("gen_ai.prompt.name"), None);
         assert_eq!(get("mcp.resource.uri"), None);
+    }
+
+    #[test]
+    fn request_ids_are_written_as_text() {
+        for n in [0, 7, -7, 1_234_567, i64::MAX, i64::MIN] {
+            assert_eq!(IdText::of(&RequestId::from(n)).as_str(), n.to_string());
+        }
+        let s = RequestId::String("req-1".into());
+        assert_eq!(IdText::of(&s).as_str(), "req-1");
     }
 
     #[test]
