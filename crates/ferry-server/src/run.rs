@@ -168,19 +168,20 @@ impl PendingCall {
     ///
     /// The future is boxed once here, sized for its kind of request: a long-lived
     /// `subscriptions/listen` stream holds only what it needs.
-    pub fn run(self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
+    pub fn run(mut self, outbound: Outbound) -> Pin<Box<dyn Future<Output = Outcome> + Send>> {
         if self.span.is_disabled() {
             return self.run_untraced(outbound);
         }
-        let span = self.span.clone();
-        let work = {
-            let _entered = span.enter();
-            self.run_untraced(outbound)
-        };
+        // Making the future runs none of the handler, so only polling it enters the
+        // span; the span moves into the future rather than being cloned (each enter,
+        // exit, clone and drop is a call into the subscriber).
+        let span = std::mem::replace(&mut self.span, tracing::Span::none());
+        let work = tracing::Instrument::instrument(self.run_untraced(outbound), span);
         Box::pin(async move {
-            let outcome = tracing::Instrument::instrument(work, span.clone()).await;
+            let mut work = std::pin::pin!(work);
+            let outcome = work.as_mut().await;
             if let Outcome::Reply(reply) = &outcome {
-                crate::telemetry::finish(&span, reply);
+                crate::telemetry::finish(work.span(), reply);
             }
             outcome
         })
