@@ -8,6 +8,7 @@
 
 use ferry_protocol::jsonrpc::RequestId;
 use ferry_protocol::methods;
+use ferry_protocol::result::ResultHead;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tracing::Span;
@@ -87,7 +88,7 @@ pub(crate) fn request_span(
 /// failure of the client's own (timeout, transport).
 pub(crate) fn finish(span: &Span, result: &Result<Box<RawValue>>) {
     let (kind, message) = match result {
-        Ok(raw) if crate::client::request::Head::of(raw).is_ok_and(|h| h.is_error()) => (
+        Ok(raw) if ResultHead::read(raw).is_ok_and(|h| h.is_error()) => (
             "tool_error".to_owned(),
             "the tool reported an error (isError)".to_owned(),
         ),

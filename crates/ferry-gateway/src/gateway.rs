@@ -8,12 +8,12 @@ use std::time::Instant;
 use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods;
+use ferry_protocol::result::{ResultHead, ResultType};
 use ferry_server::uri_template::UriTemplate;
 use ferry_server::{
     Forward, ForwardError, ForwardFuture, ForwardProgress, ForwardRequest, ForwardResult,
 };
 use parking_lot::RwLock;
-use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
@@ -787,14 +787,10 @@ fn rewritten(raw: &RawValue) -> bool {
     {
         return false;
     }
-    #[derive(Deserialize)]
-    struct Head<'a> {
-        #[serde(rename = "resultType", default, borrow)]
-        result_type: Option<std::borrow::Cow<'a, str>>,
-    }
-    match serde_json::from_str::<Head<'_>>(raw.get()) {
-        Ok(head) => matches!(head.result_type.as_deref(), Some("input_required" | "task")),
-        Err(_) => true,
+    match ResultHead::read(raw).map(|h| h.result_type()) {
+        Ok(Some(Ok(ResultType::InputRequired | ResultType::Task))) => true,
+        Ok(None | Some(Ok(_))) => false,
+        Ok(Some(Err(_))) | Err(_) => true,
     }
 }
 

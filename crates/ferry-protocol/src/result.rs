@@ -91,6 +91,51 @@ impl Serialize for ResultType {
     }
 }
 
+/// The members of a result object read before the rest (`resultType`, `isError`), from its
+/// raw JSON text and without building a value, for code that passes results on or
+/// decides how to read them. Reading it checks that the text is an object with neither
+/// member twice.
+///
+/// ```
+/// use ferry_protocol::result::{ResultHead, ResultType};
+/// use serde_json::value::RawValue;
+///
+/// let raw = RawValue::from_string(r#"{"content":[],"isError":true}"#.into()).unwrap();
+/// let head = ResultHead::read(&raw).unwrap();
+/// assert_eq!(head.result_type(), None);
+/// assert!(head.is_error());
+/// ```
+#[derive(Debug, Deserialize)]
+pub struct ResultHead<'a> {
+    #[serde(rename = "resultType", default, borrow)]
+    result_type: Option<&'a serde_json::value::RawValue>,
+    #[serde(rename = "isError", default, borrow)]
+    is_error: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'a> ResultHead<'a> {
+    /// The head of `raw`; an error when `raw` is not an object, or names `resultType` or
+    /// `isError` twice.
+    pub fn read(raw: &'a serde_json::value::RawValue) -> Result<Self, serde_json::Error> {
+        // Raw JSON text starts at its value, with no whitespace before it.
+        if !raw.get().starts_with('{') {
+            return Err(de::Error::custom("a result must be an object"));
+        }
+        serde_json::from_str(raw.get())
+    }
+
+    /// The `resultType`: `None` when absent, `Some(Err(text))` when it is not a string.
+    pub fn result_type(&self) -> Option<Result<ResultType, &'a str>> {
+        self.result_type
+            .map(|v| serde_json::from_str(v.get()).map_err(|_| v.get()))
+    }
+
+    /// `isError: true` (any other value, or none, is not an error).
+    pub fn is_error(&self) -> bool {
+        self.is_error.is_some_and(|v| v.get() == "true")
+    }
+}
+
 impl<'de> Deserialize<'de> for ResultType {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct Visitor;

@@ -30,7 +30,8 @@ use ferry_protocol::ErrorObject;
 use ferry_protocol::capabilities::ClientCapabilities;
 use ferry_protocol::methods::Method;
 use ferry_protocol::request::Params;
-use serde::{Deserialize, Serialize};
+use ferry_protocol::result::ResultHead;
+use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -173,19 +174,13 @@ impl Serialize for ForwardResult {
 /// `raw` with `"resultType": "complete"` first, when it is an object without a
 /// `resultType`; `None` when it needs no change (or is not an object).
 fn raw_complete_by_default(raw: &RawValue) -> Option<Box<RawValue>> {
-    #[derive(Deserialize)]
-    struct Head<'a> {
-        #[serde(rename = "resultType", default, borrow)]
-        result_type: Option<&'a RawValue>,
-    }
     // Raw JSON text starts at its value, with no whitespace before it.
     let rest = raw.get().strip_prefix('{')?;
     // Ferry writes `resultType` first: such a result is told without reading the rest.
     if rest.starts_with(r#""resultType":"#) {
         return None;
     }
-    let head: Head<'_> = serde_json::from_str(raw.get()).ok()?;
-    if head.result_type.is_some() {
+    if ResultHead::read(raw).ok()?.result_type().is_some() {
         return None;
     }
     let comma = if rest.trim_start().starts_with('}') {

@@ -59,7 +59,7 @@ pub(crate) fn request_span(
         mcp.protocol.version = meta.and_then(|m| m.protocol_version.as_deref()),
         mcp.session.id = session_id(env),
         mcp.resource.uri = target_of(method, methods::RESOURCES_READ, target),
-        jsonrpc.request.id = IdText::of(id).as_str(),
+        jsonrpc.request.id = id_text(id, &mut itoa::Buffer::new()),
         gen_ai.tool.name = target_of(method, methods::TOOLS_CALL, target),
         gen_ai.prompt.name = target_of(method, methods::PROMPTS_GET, target),
         gen_ai.operation.name = target_of(method, methods::TOOLS_CALL, target).map(|_| "execute_tool"),
@@ -95,45 +95,12 @@ fn span_name<'a>(method: &'a str, target: &str) -> Cow<'a, str> {
     Cow::Owned(name)
 }
 
-/// A request id as text (`jsonrpc.request.id` is a string attribute), written without
-/// the formatting machinery.
-enum IdText<'a> {
-    /// The digits of an integer id, right-aligned, and where they start.
-    Number([u8; 20], usize),
-    Text(&'a str),
-}
-
-impl<'a> IdText<'a> {
-    fn of(id: &'a RequestId) -> Self {
-        let n = match id {
-            RequestId::String(s) => return IdText::Text(s),
-            RequestId::Number(n) => *n,
-        };
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut rest = n.unsigned_abs();
-        loop {
-            at -= 1;
-            // The remainder of a division by ten is below ten.
-            digits[at] = b'0' + (rest % 10) as u8;
-            rest /= 10;
-            if rest == 0 {
-                break;
-            }
-        }
-        if n < 0 {
-            at -= 1;
-            digits[at] = b'-';
-        }
-        IdText::Number(digits, at)
-    }
-
-    fn as_str(&self) -> &str {
-        match self {
-            // Only ASCII digits and `-` were written from `at` on.
-            IdText::Number(digits, at) => std::str::from_utf8(&digits[*at..]).unwrap_or("0"),
-            IdText::Text(s) => s,
-        }
+/// A request id as text (`jsonrpc.request.id` is a string attribute), an integer written
+/// into `digits` without the formatting machinery.
+fn id_text<'a>(id: &'a RequestId, digits: &'a mut itoa::Buffer) -> &'a str {
+    match id {
+        RequestId::String(s) => s,
+        RequestId::Number(n) => digits.format(*n),
     }
 }
 
@@ -370,10 +337,11 @@ mod tests {
     #[test]
     fn request_ids_are_written_as_text() {
         for n in [0, 7, -7, 1_234_567, i64::MAX, i64::MIN] {
-            assert_eq!(IdText::of(&RequestId::from(n)).as_str(), n.to_string());
+            let id = RequestId::from(n);
+            assert_eq!(id_text(&id, &mut itoa::Buffer::new()), n.to_string());
         }
         let s = RequestId::String("req-1".into());
-        assert_eq!(IdText::of(&s).as_str(), "req-1");
+        assert_eq!(id_text(&s, &mut itoa::Buffer::new()), "req-1");
     }
 
     #[test]

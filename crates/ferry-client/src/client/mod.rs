@@ -3,7 +3,7 @@
 mod background;
 mod connect;
 mod features;
-pub(crate) mod request;
+mod request;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, AtomicUsize, Ordering};

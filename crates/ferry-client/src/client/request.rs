@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use ferry_protocol::headers as h;
 use ferry_protocol::jsonrpc::{JsonRpcNotification, RequestId};
+use ferry_protocol::result::{ResultHead, ResultType};
 use ferry_protocol::{ErrorCode, logging, meta, methods, notifications};
-use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::value::RawValue;
@@ -537,34 +537,6 @@ pub(crate) fn is_complete(v: &Value) -> bool {
         .is_none_or(|t| t == "complete")
 }
 
-/// The members of a result the client looks at before reading the rest, read from its
-/// raw text without building a [`Value`].
-#[derive(Deserialize)]
-pub(crate) struct Head<'a> {
-    #[serde(rename = "resultType", default, borrow)]
-    result_type: Option<&'a RawValue>,
-    #[serde(rename = "isError", default, borrow)]
-    is_error: Option<&'a RawValue>,
-}
-
-impl<'a> Head<'a> {
-    /// The head of `raw`; an error when `raw` is not an object.
-    pub(crate) fn of(raw: &'a RawValue) -> std::result::Result<Head<'a>, serde_json::Error> {
-        serde_json::from_str(raw.get())
-    }
-
-    /// `isError: true`.
-    pub(crate) fn is_error(&self) -> bool {
-        self.is_error.is_some_and(|v| v.get() == "true")
-    }
-
-    /// The `resultType` as a value (`None` when absent).
-    fn result_type(&self) -> Option<Value> {
-        self.result_type
-            .map(|v| serde_json::from_str(v.get()).unwrap_or(Value::Null))
-    }
-}
-
 /// A raw result read into a [`Value`].
 pub(crate) fn into_value(method: &str, raw: &RawValue) -> Result<Value> {
     serde_json::from_str(raw.get())
@@ -575,18 +547,16 @@ pub(crate) fn into_value(method: &str, raw: &RawValue) -> Result<Value> {
 /// for the requests that may ask for input, `task` only for `tools/call`, and anything
 /// else is invalid.
 pub(crate) fn check_result(method: &str, raw: &RawValue) -> Result<()> {
-    // Raw JSON text starts at its value, with no whitespace before it.
     if !raw.get().starts_with('{') {
         return Err(Error::protocol(format!(
             "the {method} result is not an object"
         )));
     }
-    let head =
-        Head::of(raw).map_err(|e| Error::protocol(format!("invalid {method} result: {e}")))?;
+    let head = ResultHead::read(raw)
+        .map_err(|e| Error::protocol(format!("invalid {method} result: {e}")))?;
     match head.result_type() {
-        None => Ok(()),
-        Some(Value::String(t)) if t == "complete" => Ok(()),
-        Some(Value::String(t)) if t == "input_required" => {
+        None | Some(Ok(ResultType::Complete)) => Ok(()),
+        Some(Ok(ResultType::InputRequired)) => {
             if methods::is_mrtr_capable(method) {
                 Ok(())
             } else {
@@ -596,9 +566,12 @@ pub(crate) fn check_result(method: &str, raw: &RawValue) -> Result<()> {
             }
         }
         // A task handle (ext-tasks/tasks.md), which `call_tool` follows.
-        Some(Value::String(t)) if t == "task" && method == methods::TOOLS_CALL => Ok(()),
-        Some(other) => Err(Error::protocol(format!(
-            "{method} answered with an unknown resultType {other}"
+        Some(Ok(ResultType::Task)) if method == methods::TOOLS_CALL => Ok(()),
+        Some(Ok(other)) => Err(Error::protocol(format!(
+            "{method} answered with an unknown resultType \"{other}\""
+        ))),
+        Some(Err(text)) => Err(Error::protocol(format!(
+            "{method} answered with an unknown resultType {text}"
         ))),
     }
 }
@@ -650,9 +623,9 @@ mod tests {
             r#"{"content":[{"type":"text","text":"a \"quoted\" {"}],"isError":true}"#.into(),
         )
         .unwrap();
-        assert!(Head::of(&raw).unwrap().is_error());
+        assert!(ResultHead::read(&raw).unwrap().is_error());
         let raw = RawValue::from_string(r#"{"isError":"true"}"#.into()).unwrap();
-        assert!(!Head::of(&raw).unwrap().is_error());
+        assert!(!ResultHead::read(&raw).unwrap().is_error());
     }
 
     #[test]

@@ -155,18 +155,7 @@ fn put_header(out: &mut Vec<u8>, name: &str, value: &[u8]) {
 
 fn put_content_length(out: &mut Vec<u8>, n: usize) {
     out.extend_from_slice(b"content-length: ");
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n;
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend_from_slice(&digits[i..]);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
     out.extend_from_slice(b"\r\n");
 }
 
