@@ -41,6 +41,7 @@
 
 mod config;
 mod export;
+mod filter;
 mod metrics;
 mod otlp;
 mod prometheus_text;
@@ -151,8 +152,10 @@ impl Telemetry {
         } else {
             fmt.boxed()
         };
-        let mut layers: Vec<Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>> =
-            vec![fmt.with_filter(log_filter).boxed()];
+        let mut layers: Vec<Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>> = vec![
+            fmt.with_filter(filter::TargetFilter::new(log_filter))
+                .boxed(),
+        ];
 
         let resource = resource(&self.service_name, export.service_name.as_deref());
         let record_spans = export.enabled || self.always_trace;
@@ -196,7 +199,7 @@ impl Telemetry {
             layers.push(
                 spans::SpanLayer::new(sampler, sink)
                     .with_metrics(instruments)
-                    .with_filter(filter)
+                    .with_filter(filter::TargetFilter::new(filter))
                     .boxed(),
             );
             if record_spans {

@@ -101,6 +101,28 @@ impl Encoder {
 
     /// A `KeyValue` in `field`.
     fn attribute(&mut self, field: u32, key: &str, value: Value<'_>) {
+        // Most attributes are short text: every length then fits one byte, known up
+        // front, and the attribute is written in four copies.
+        if let Value::Str(s) = value
+            && field < 16
+            && !key.is_empty()
+            && key.len() + s.len() < 120
+        {
+            let (k, v) = (key.len() as u8, s.len() as u8);
+            self.buf.reserve(8 + key.len() + s.len());
+            self.buf
+                .extend_from_slice(&[(field << 3) as u8 | LEN, 6 + k + v, 1 << 3 | LEN, k]);
+            self.buf.extend_from_slice(key.as_bytes());
+            self.buf
+                .extend_from_slice(&[2 << 3 | LEN, 2 + v, 1 << 3 | LEN, v]);
+            self.buf.extend_from_slice(s.as_bytes());
+            return;
+        }
+        self.attribute_nested(field, key, value);
+    }
+
+    /// A `KeyValue` in `field`, each nested message written in place.
+    fn attribute_nested(&mut self, field: u32, key: &str, value: Value<'_>) {
         let kv = self.open(field);
         self.string(1, key);
         let any = self.open(2);
@@ -274,6 +296,21 @@ mod tests {
 
     /// Spans made through `tracing`, recorded by the layer and encoded here, decode with
     /// opentelemetry-proto's own message types into what was recorded.
+    #[test]
+    fn short_text_attributes_encode_as_nested_ones_do() {
+        for (key_len, value_len) in [(1, 0), (5, 20), (60, 59), (60, 60), (61, 60), (3, 200)] {
+            for field in [1, 9, 15, 16] {
+                let key = "k".repeat(key_len);
+                let value = "v".repeat(value_len);
+                let mut quick = Encoder::with_capacity(0);
+                quick.attribute(field, &key, Value::Str(&value));
+                let mut nested = Encoder::with_capacity(0);
+                nested.attribute_nested(field, &key, Value::Str(&value));
+                assert_eq!(quick.buf, nested.buf, "key {key_len}, value {value_len}");
+            }
+        }
+    }
+
     #[test]
     fn recorded_spans_decode_as_an_otlp_request() {
         let batcher = Arc::new(Batcher::new(64, 64));

@@ -424,25 +424,34 @@ impl Recorder<'_> {
     /// The `otel.*` fields that set a span's kind and status; `false` for any other
     /// field (and for every field of an event).
     fn special(&mut self, field: &Field, text: &str) -> bool {
-        if matches!(self.dest, Dest::Event(_)) {
+        let name = field.name();
+        if !name.starts_with("otel.") || matches!(self.dest, Dest::Event(_)) {
             return false;
         }
         let r = &mut *self.span;
-        match field.name() {
+        match name {
             "otel.kind" => {
-                r.kind = match text.trim().to_ascii_lowercase().as_str() {
-                    "server" => SpanKind::Server,
-                    "client" => SpanKind::Client,
-                    "producer" => SpanKind::Producer,
-                    "consumer" => SpanKind::Consumer,
-                    _ => SpanKind::Internal,
+                let is = |kind: &str| text.trim().eq_ignore_ascii_case(kind);
+                r.kind = if is("server") {
+                    SpanKind::Server
+                } else if is("client") {
+                    SpanKind::Client
+                } else if is("producer") {
+                    SpanKind::Producer
+                } else if is("consumer") {
+                    SpanKind::Consumer
+                } else {
+                    SpanKind::Internal
                 };
             }
             "otel.status_code" => {
-                r.status = match text.trim().to_ascii_uppercase().as_str() {
-                    "ERROR" => StatusCode::Error,
-                    "OK" => StatusCode::Ok,
-                    _ => StatusCode::Unset,
+                let is = |code: &str| text.trim().eq_ignore_ascii_case(code);
+                r.status = if is("error") {
+                    StatusCode::Error
+                } else if is("ok") {
+                    StatusCode::Ok
+                } else {
+                    StatusCode::Unset
                 };
             }
             "otel.status_description" | "otel.status_message" => {

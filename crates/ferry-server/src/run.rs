@@ -176,14 +176,10 @@ impl PendingCall {
         // span; the span moves into the future rather than being cloned (each enter,
         // exit, clone and drop is a call into the subscriber).
         let span = std::mem::replace(&mut self.span, tracing::Span::none());
-        let work = tracing::Instrument::instrument(self.run_untraced(outbound), span);
-        Box::pin(async move {
-            let mut work = std::pin::pin!(work);
-            let outcome = work.as_mut().await;
-            if let Outcome::Reply(reply) = &outcome {
-                crate::telemetry::finish(work.span(), reply);
-            }
-            outcome
+        let work = self.run_untraced(outbound);
+        Box::pin(Traced {
+            span,
+            work: Some(work),
         })
     }
 
@@ -243,6 +239,45 @@ impl PendingCall {
                     }
                 }
             })),
+        }
+    }
+}
+
+/// A traced call: the handler runs inside the request span, is dropped inside it (as
+/// soon as it finishes, or when the call is cancelled), and how it ended is recorded on
+/// the span. Unlike `tracing::Instrumented`, a call that finishes does not enter its span
+/// once more to be dropped: one enter and exit per poll, nothing else.
+struct Traced {
+    span: tracing::Span,
+    /// The handler; `None` once it has finished.
+    work: Option<Pin<Box<dyn Future<Output = Outcome> + Send>>>,
+}
+
+impl Future for Traced {
+    type Output = Outcome;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Outcome> {
+        let this = &mut *self;
+        // Polled again after it finished: nothing more will come.
+        let Some(work) = this.work.as_mut() else {
+            return std::task::Poll::Pending;
+        };
+        let _entered = this.span.enter();
+        let outcome = std::task::ready!(work.as_mut().poll(cx));
+        this.work = None;
+        if let Outcome::Reply(reply) = &outcome {
+            crate::telemetry::finish(&this.span, reply);
+        }
+        std::task::Poll::Ready(outcome)
+    }
+}
+
+impl Drop for Traced {
+    fn drop(&mut self) {
+        // Cancelled before it finished: what the handler drops belongs to its span.
+        if let Some(work) = self.work.take() {
+            let _entered = self.span.enter();
+            drop(work);
         }
     }
 }
