@@ -110,6 +110,17 @@ say "build ($FERRY_PROFILE): ferry-everything, and the bench workspace (ceiling,
 (cd "$BENCH" && cargo build --profile "$BENCH_PROFILE" --quiet --locked)
 LOADGEN="$BENCH_BIN/loadgen"
 
+# A function layout names symbols whose hashes change with a crate's dependencies: say so
+# when most of ferry-everything's no longer exist, since idle RSS grows by megabytes.
+ORDER="$ROOT/crates/ferry-everything/link-order.txt"
+if [[ $MODE != smoke && -f $ORDER ]] && command -v nm >/dev/null 2>&1; then
+  ORDER_FOUND=$(comm -12 <(sort -u "$ORDER") <(nm "$FERRY_BIN/ferry-everything" 2>/dev/null | awk '{print $NF}' | sort -u) | wc -l)
+  ORDER_ALL=$(sort -u "$ORDER" | wc -l)
+  if (( ORDER_FOUND * 10 < ORDER_ALL * 9 )); then
+    warn "link-order.txt names $ORDER_FOUND of its $ORDER_ALL functions in this build: run bench/link-order.sh --servers ferry (a stale layout costs megabytes of idle RSS)"
+  fi
+fi
+
 # ---------------------------------------------------------------- machine set-up
 if (( $(nproc) < 2 )); then
   warn "only $(nproc) CPU: load and servers share CPU 0"
