@@ -199,6 +199,10 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
         assert!(a("jsonrpc.request.id").is_some(), "{s:?}");
         assert!(a("error.type").is_none(), "{s:?}");
         assert_eq!(s.status, "STATUS_CODE_UNSET", "{s:?}");
+        assert!(
+            !s.start.is_empty() && s.start.len() == s.end.len() && s.start <= s.end,
+            "a span ends after it starts: {s:?}"
+        );
     }
     let server_span = |name: &str| {
         in_trace

@@ -294,8 +294,7 @@ impl Instruments {
 
     /// Measures a request span of `side` that closed, through the instruments bound to
     /// its attribute set.
-    pub(crate) fn request_closed(&self, side: Side, record: &SpanRecord) {
-        let seconds = record.started.elapsed().as_secs_f64();
+    pub(crate) fn request_closed(&self, side: Side, record: &SpanRecord, seconds: f64) {
         let input_required = record.flag("ferry.mcp.input_required") == Some(true);
         let values = ATTRIBUTE_KEYS.map(|key| record.text(key));
         let outcome = match side {

@@ -659,13 +659,17 @@ where
         let Some(mut record) = span.extensions_mut().remove::<SpanRecord>() else {
             return;
         };
+        // One clock read: the end is the start plus the monotonic time since, so a
+        // span never ends before it starts and its duration is the measured one.
+        let elapsed = record.started.elapsed();
         if let (Some(m), Some(side)) = (&self.metrics, record.side) {
-            m.request_closed(side, &record);
+            m.request_closed(side, &record, elapsed.as_secs_f64());
         }
         if let Some(sink) = &self.sink
             && record.sampled()
         {
-            record.end = now_nanos();
+            let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
+            record.end = record.start.saturating_add(nanos);
             sink.push(record);
         }
     }

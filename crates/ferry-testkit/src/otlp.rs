@@ -114,6 +114,10 @@ pub struct Span {
     pub kind: String,
     /// Its status code as printed (`Ok`, `Error`, `Unset`).
     pub status: String,
+    /// Its start time as printed (a UTC timestamp; same-format values order as text).
+    pub start: String,
+    /// Its end time as printed.
+    pub end: String,
     /// Its attributes, values without their type wrapper.
     pub attributes: BTreeMap<String, String>,
     /// Span ids named in the span's links.
@@ -188,6 +192,10 @@ pub fn parse(text: &str) -> (Vec<Span>, BTreeSet<(String, String)>) {
                     span.kind = v;
                 } else if let Some(v) = field("Status code") {
                     span.status = v;
+                } else if let Some(v) = field("Start time") {
+                    span.start = v;
+                } else if let Some(v) = field("End time") {
+                    span.end = v;
                 }
             }
             "attributes" => {
