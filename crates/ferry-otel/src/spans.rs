@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use ferry_protocol::trace::{TraceContext, TraceHooks};
-use rand::Rng as _;
+use rand::RngCore as _;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Subscriber};
@@ -538,8 +538,10 @@ where
                     .map(|r| (r.trace_id, r.span_id, r.flags, r.trace_state.clone()))
             })
         });
+        // Ids are filled from whole words of the generator's stream: sampling a byte array
+        // element by element would draw a word per byte.
         let mut rng = rand::rng();
-        let mut span_id: [u8; 8] = rng.random();
+        let mut span_id = rng.next_u64().to_ne_bytes();
         if span_id == [0; 8] {
             span_id[7] = 1;
         }
@@ -555,7 +557,8 @@ where
                 state,
             ),
             None => {
-                let mut trace: [u8; 16] = rng.random();
+                let mut trace = [0u8; 16];
+                rng.fill_bytes(&mut trace);
                 if trace == [0; 16] {
                     trace[15] = 1;
                 }
