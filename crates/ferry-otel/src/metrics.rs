@@ -17,7 +17,7 @@ use opentelemetry::{KeyValue, StringValue};
 use tracing::Event;
 use tracing::field::{Field, Visit};
 
-use crate::spans::SpanRecord;
+use crate::spans::{AttrValue, SpanRecord};
 
 /// `tracing` target of server request spans.
 pub const SERVER_REQUEST_TARGET: &str = "ferry_server::request";
@@ -70,6 +70,49 @@ const ATTRIBUTE_KEYS: [&str; 5] = [
     "network.transport",
     "error.type",
 ];
+
+/// What the metrics read of a request span, found in one pass over its attributes: the
+/// values of [`ATTRIBUTE_KEYS`], whether it asked for input, and its round.
+struct Measured<'a> {
+    values: [Option<&'a str>; 5],
+    input_required: bool,
+    round: Option<i64>,
+}
+
+impl<'a> Measured<'a> {
+    fn of(record: &'a SpanRecord) -> Self {
+        let mut m = Measured {
+            values: [None; 5],
+            input_required: false,
+            round: None,
+        };
+        for a in &record.attributes {
+            match (a.key, &a.value) {
+                ("ferry.mcp.input_required", AttrValue::Bool(b)) => m.input_required = *b,
+                ("ferry.mcp.call.round", AttrValue::I64(round)) => m.round = Some(*round),
+                (key, value) => {
+                    if let Some(slot) = slot(key) {
+                        m.values[slot] = record.text_of(value);
+                    }
+                }
+            }
+        }
+        m
+    }
+}
+
+/// Where `key` is in [`ATTRIBUTE_KEYS`]: a `match`, which compiles to a length test and
+/// at most one comparison, where searching the array compares with each key in turn.
+fn slot(key: &str) -> Option<usize> {
+    match key {
+        "mcp.method.name" => Some(0),
+        "mcp.protocol.version" => Some(1),
+        "gen_ai.tool.name" => Some(2),
+        "network.transport" => Some(3),
+        "error.type" => Some(4),
+        _ => None,
+    }
+}
 
 /// The instruments bound to one attribute set.
 struct Binding {
@@ -295,8 +338,11 @@ impl Instruments {
     /// Measures a request span of `side` that closed, through the instruments bound to
     /// its attribute set.
     pub(crate) fn request_closed(&self, side: Side, record: &SpanRecord, seconds: f64) {
-        let input_required = record.flag("ferry.mcp.input_required") == Some(true);
-        let values = ATTRIBUTE_KEYS.map(|key| record.text(key));
+        let Measured {
+            values,
+            input_required,
+            round,
+        } = Measured::of(record);
         let outcome = match side {
             Side::Client => "",
             Side::Server if values[4].is_some() => "error",
@@ -315,7 +361,7 @@ impl Instruments {
         if let Some(requests) = &binding.requests {
             requests.add(1);
         }
-        if let (Some(rounds), Some(round)) = (&binding.rounds, record.int("ferry.mcp.call.round")) {
+        if let (Some(rounds), Some(round)) = (&binding.rounds, round) {
             rounds.record(u64::try_from(round).unwrap_or(0));
         }
     }
@@ -403,6 +449,14 @@ impl Instruments {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_attribute_key_has_its_own_slot() {
+        for (i, key) in ATTRIBUTE_KEYS.iter().enumerate() {
+            assert_eq!(slot(key), Some(i), "{key}");
+        }
+        assert_eq!(slot("mcp.session.id"), None);
+    }
 
     #[test]
     fn each_attribute_set_is_bound_once_up_to_the_cap() {

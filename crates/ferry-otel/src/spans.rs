@@ -160,7 +160,12 @@ impl SpanRecord {
 
     /// The text of attribute `key`, if it is text.
     pub(crate) fn text(&self, key: &str) -> Option<&str> {
-        match self.attribute(key)? {
+        self.text_of(self.attribute(key)?)
+    }
+
+    /// The text of `value`, one of this span's attribute values, if it is text.
+    pub(crate) fn text_of(&self, value: &AttrValue) -> Option<&str> {
+        match value {
             AttrValue::Text(r) => Some(&self.text[r.start as usize..r.end as usize]),
             _ => None,
         }
