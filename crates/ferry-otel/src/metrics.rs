@@ -355,7 +355,7 @@ impl Instruments {
             values,
         };
         let Some(binding) = self.bindings.get(&attrs, || self.bind(&attrs)) else {
-            return self.request_closed_unbound(side, record, seconds);
+            return self.request_closed_unbound(&attrs, round, seconds);
         };
         binding.duration.record(seconds);
         if let Some(requests) = &binding.requests {
@@ -369,8 +369,54 @@ impl Instruments {
     /// The instruments bound to `attrs`: the attributes `request_closed_unbound` gives
     /// each measurement.
     fn bind(&self, attrs: &Attributes<'_>) -> Binding {
+        let sets = AttributeSets::of(attrs);
+        let server = attrs.side == Side::Server;
+        Binding {
+            side: attrs.side,
+            outcome: attrs.outcome,
+            values: attrs.values.map(|v| v.map(Box::from)),
+            duration: match attrs.side {
+                Side::Client => self.client_duration.bind(&sets.all),
+                Side::Server => self.server_duration.bind(&sets.all),
+            },
+            requests: server.then(|| self.requests.bind(&sets.by_outcome)),
+            rounds: sets.counts_rounds.then(|| self.rounds.bind(&sets.method)),
+        }
+    }
+
+    /// Measures a request with `attrs` past the bindings' cap, through the same
+    /// attribute sets a binding would hold.
+    fn request_closed_unbound(&self, attrs: &Attributes<'_>, round: Option<i64>, seconds: f64) {
+        let sets = AttributeSets::of(attrs);
+        match attrs.side {
+            Side::Client => self.client_duration.record(seconds, &sets.all),
+            Side::Server => {
+                self.server_duration.record(seconds, &sets.all);
+                self.requests.add(1, &sets.by_outcome);
+                if let (true, Some(round)) = (sets.counts_rounds, round) {
+                    self.rounds
+                        .record(u64::try_from(round).unwrap_or(0), &sets.method);
+                }
+            }
+        }
+    }
+}
+
+/// The attribute sets a request is measured with: every attribute it has (durations),
+/// its method and outcome (requests), its method alone (rounds per call).
+struct AttributeSets {
+    all: Vec<KeyValue>,
+    by_outcome: Vec<KeyValue>,
+    method: Vec<KeyValue>,
+    /// Whether the request ends a call, so its round counts: a server request that did
+    /// not ask for more input.
+    counts_rounds: bool,
+}
+
+impl AttributeSets {
+    fn of(attrs: &Attributes<'_>) -> Self {
         let value = |i: usize| attrs.values[i].map(attribute_value);
-        let all: Vec<KeyValue> = ATTRIBUTE_KEYS
+        let all = ATTRIBUTE_KEYS
             .iter()
             .enumerate()
             .filter_map(|(i, key)| value(i).map(|v| KeyValue::new(*key, v)))
@@ -381,67 +427,11 @@ impl Instruments {
             .collect();
         let mut by_outcome = method.clone();
         by_outcome.push(KeyValue::new("ferry.outcome", attrs.outcome));
-        let server = attrs.side == Side::Server;
-        Binding {
-            side: attrs.side,
-            outcome: attrs.outcome,
-            values: attrs.values.map(|v| v.map(Box::from)),
-            duration: match attrs.side {
-                Side::Client => self.client_duration.bind(&all),
-                Side::Server => self.server_duration.bind(&all),
-            },
-            requests: server.then(|| self.requests.bind(&by_outcome)),
-            rounds: (server && attrs.outcome != "input_required")
-                .then(|| self.rounds.bind(&method)),
-        }
-    }
-
-    /// Measures a request span of `side` that closed, resolving its attributes.
-    fn request_closed_unbound(&self, side: Side, record: &SpanRecord, seconds: f64) {
-        let text = |key: &str| record.text(key).map(attribute_value);
-        let method = text("mcp.method.name");
-        let error_type = text("error.type");
-        let mut attrs = Vec::with_capacity(5);
-        if let Some(m) = &method {
-            attrs.push(KeyValue::new("mcp.method.name", m.clone()));
-        }
-        for key in [
-            "mcp.protocol.version",
-            "gen_ai.tool.name",
-            "network.transport",
-        ] {
-            if let Some(v) = text(key) {
-                attrs.push(KeyValue::new(key, v));
-            }
-        }
-        if let Some(e) = &error_type {
-            attrs.push(KeyValue::new("error.type", e.clone()));
-        }
-        match side {
-            Side::Client => self.client_duration.record(seconds, &attrs),
-            Side::Server => {
-                self.server_duration.record(seconds, &attrs);
-                let input_required = record.flag("ferry.mcp.input_required") == Some(true);
-                let outcome = if error_type.is_some() {
-                    "error"
-                } else if input_required {
-                    "input_required"
-                } else {
-                    "ok"
-                };
-                let mut by = Vec::with_capacity(2);
-                if let Some(m) = method {
-                    by.push(KeyValue::new("mcp.method.name", m));
-                }
-                by.push(KeyValue::new("ferry.outcome", outcome));
-                self.requests.add(1, &by);
-                if let Some(round) = record.int("ferry.mcp.call.round")
-                    && !input_required
-                {
-                    self.rounds
-                        .record(u64::try_from(round).unwrap_or(0), &by[..by.len() - 1]);
-                }
-            }
+        AttributeSets {
+            all,
+            by_outcome,
+            method,
+            counts_rounds: attrs.side == Side::Server && attrs.outcome != "input_required",
         }
     }
 }

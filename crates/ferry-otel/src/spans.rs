@@ -151,38 +151,10 @@ impl SpanRecord {
         self.flags & SAMPLED != 0
     }
 
-    fn attribute(&self, key: &str) -> Option<&AttrValue> {
-        self.attributes
-            .iter()
-            .find(|a| a.key == key)
-            .map(|a| &a.value)
-    }
-
-    /// The text of attribute `key`, if it is text.
-    pub(crate) fn text(&self, key: &str) -> Option<&str> {
-        self.text_of(self.attribute(key)?)
-    }
-
     /// The text of `value`, one of this span's attribute values, if it is text.
     pub(crate) fn text_of(&self, value: &AttrValue) -> Option<&str> {
         match value {
             AttrValue::Text(r) => Some(&self.text[r.start as usize..r.end as usize]),
-            _ => None,
-        }
-    }
-
-    /// Attribute `key`, if it is an integer.
-    pub(crate) fn int(&self, key: &str) -> Option<i64> {
-        match self.attribute(key)? {
-            AttrValue::I64(i) => Some(*i),
-            _ => None,
-        }
-    }
-
-    /// Attribute `key`, if it is a boolean.
-    pub(crate) fn flag(&self, key: &str) -> Option<bool> {
-        match self.attribute(key)? {
-            AttrValue::Bool(b) => Some(*b),
             _ => None,
         }
     }

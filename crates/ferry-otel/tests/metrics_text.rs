@@ -89,4 +89,30 @@ fn request_spans_become_metrics() {
         .find(|l| l.starts_with("ferry_mcp_server_call_rounds_sum"))
         .expect("rounds sum");
     assert!(rounds.trim_end().ends_with(" 2"), "{rounds}");
+
+    // Past the cap of bound attribute sets, requests are measured with the same
+    // attributes, each resolved per request.
+    for i in 0..260 {
+        let _call = tracing::info_span!(
+            target: SERVER_REQUEST_TARGET,
+            "mcp.server.request",
+            mcp.method.name = "tools/call",
+            gen_ai.tool.name = format!("tool{i}").as_str(),
+            error.type = tracing::field::Empty,
+        );
+    }
+    let out = text.render();
+    let last = out
+        .lines()
+        .find(|l| {
+            l.starts_with("mcp_server_operation_duration_seconds_count{")
+                && l.contains("gen_ai_tool_name=\"tool259\"")
+        })
+        .expect("a duration past the cap");
+    assert!(last.trim_end().ends_with(" 1"), "{last}");
+    let ok = out
+        .lines()
+        .find(|l| l.starts_with("ferry_mcp_server_requests") && l.contains("ferry_outcome=\"ok\""))
+        .expect("ok requests");
+    assert!(ok.trim_end().ends_with(" 264"), "{ok}");
 }
