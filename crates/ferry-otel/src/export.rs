@@ -9,6 +9,10 @@
 //! (`key=value,...`, values percent-decoded) and `OTEL_EXPORTER_OTLP_[TRACES_]TIMEOUT`
 //! (ms, 10000). A full queue drops new spans (counted, and said once on stderr) rather
 //! than slow requests down.
+//!
+//! A sent span's buffers (its text and attribute list) come back to the request threads
+//! as [`Spare`]s: freed on the exporter's thread and allocated again on a worker's, they
+//! would take the allocator's slow paths for every span.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -16,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use crate::config::{ExportConfig, Protocol};
 use crate::otlp::{self, Preamble};
-use crate::spans::SpanRecord;
+use crate::spans::{Attribute, SpanRecord};
 
 /// The gRPC method of OTLP trace export.
 const GRPC_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -118,10 +122,26 @@ fn percent_decode(s: &str) -> String {
         .into_owned()
 }
 
+/// A text buffer above this capacity is not kept for another span.
+const SPARE_TEXT_MAX: usize = 4096;
+/// Nor an attribute list above this one.
+const SPARE_ATTRIBUTES_MAX: usize = 32;
+
+/// The emptied buffers of a sent span, for a new span to fill.
+#[derive(Debug, Default)]
+pub(crate) struct Spare {
+    pub(crate) text: String,
+    pub(crate) attributes: Vec<Attribute>,
+}
+
 /// What the exporter thread and the request path share.
 #[derive(Default)]
 struct Queue {
     spans: Vec<SpanRecord>,
+    /// Buffers of sent spans, at most a batch of them.
+    spares: Vec<Spare>,
+    /// The list of the last batch sent, emptied, for the next batch to start from.
+    empty_batch: Option<Vec<SpanRecord>>,
     /// Flushes asked for and done (tickets).
     flush_asked: u64,
     flush_done: u64,
@@ -155,11 +175,13 @@ impl Batcher {
         }
     }
 
-    /// Queues a closed span; drops it when the queue is full.
-    pub(crate) fn push(&self, span: SpanRecord) {
+    /// Queues a closed span; drops it when the queue is full. With `want_spare`, also
+    /// hands back the buffers of a sent span, if one is waiting.
+    pub(crate) fn push(&self, span: SpanRecord, want_spare: bool) -> Option<Spare> {
         let Ok(mut q) = self.queue.lock() else {
-            return;
+            return None;
         };
+        let spare = if want_spare { q.spares.pop() } else { None };
         if q.spans.len() >= self.max_queue {
             drop(q);
             if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
@@ -168,18 +190,59 @@ impl Batcher {
                     self.max_queue
                 );
             }
-            return;
+            return spare;
         }
         q.spans.push(span);
         if q.spans.len() == self.max_batch {
             self.wake.notify_one();
         }
+        spare
+    }
+
+    /// Takes back the buffers of a sent batch (those of a usual size, up to a batch of
+    /// them) and the batch's emptied list.
+    fn recycle(&self, mut batch: Vec<SpanRecord>) {
+        let mut spares: Vec<Spare> = batch
+            .drain(..)
+            .filter(|span| {
+                span.text.capacity() <= SPARE_TEXT_MAX
+                    && span.attributes.capacity() <= SPARE_ATTRIBUTES_MAX
+            })
+            .map(|mut span| {
+                span.text.clear();
+                span.attributes.clear();
+                Spare {
+                    text: std::mem::take(&mut span.text),
+                    attributes: std::mem::take(&mut span.attributes),
+                }
+            })
+            .collect();
+        let Ok(mut q) = self.queue.lock() else {
+            return;
+        };
+        let room = self.max_batch.saturating_sub(q.spares.len());
+        let keep = spares.len().min(room);
+        q.spares.extend(spares.drain(..keep));
+        if q.empty_batch.is_none() {
+            q.empty_batch = Some(batch);
+        }
+        // What is left over is freed after the lock is let go.
     }
 
     /// Everything queued (for tests).
     #[cfg(test)]
     pub(crate) fn take(&self) -> Vec<SpanRecord> {
         std::mem::take(&mut self.queue.lock().expect("the queue").spans)
+    }
+
+    /// The text buffers waiting to be used again, as (address, capacity) (for tests).
+    #[cfg(test)]
+    fn spare_texts(&self) -> Vec<(usize, usize)> {
+        let q = self.queue.lock().expect("the queue");
+        q.spares
+            .iter()
+            .map(|s| (s.text.as_ptr() as usize, s.text.capacity()))
+            .collect()
     }
 
     /// Spans dropped because the queue was full.
@@ -239,7 +302,11 @@ impl Batcher {
             return None;
         }
         let batch = if q.spans.len() <= self.max_batch {
-            std::mem::replace(&mut q.spans, Vec::with_capacity(self.max_batch))
+            let next = q
+                .empty_batch
+                .take()
+                .unwrap_or_else(|| Vec::with_capacity(self.max_batch));
+            std::mem::replace(&mut q.spans, next)
         } else {
             q.spans.drain(..self.max_batch).collect()
         };
@@ -339,7 +406,7 @@ fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
         }
         if !batch.is_empty() {
             let body = otlp::encode_request(preamble, &batch);
-            drop(batch);
+            batcher.recycle(batch);
             let sent = runtime.block_on(async {
                 tokio::time::timeout(settings.export_timeout, send(&client, settings, body))
                     .await
@@ -480,5 +547,53 @@ mod tests {
         assert_eq!(percent_decode("a%2Cb"), "a,b");
         assert_eq!(percent_decode("100%"), "100%");
         assert_eq!(percent_decode("%zz"), "%zz");
+    }
+
+    /// A sent batch's buffers come back, up to a batch of them and none oversized, and
+    /// the spans made next on the thread fill them instead of allocating.
+    #[test]
+    fn sent_spans_give_their_buffers_back() {
+        use tracing_subscriber::layer::SubscriberExt as _;
+
+        use crate::spans::{Sampler, SpanLayer};
+
+        let batcher = std::sync::Arc::new(Batcher::new(8, 2));
+        let layer = SpanLayer::new(Sampler::from_lookup(|_| None), Some(batcher.clone()));
+        let subscriber = tracing_subscriber::registry().with(layer);
+        let big = "x".repeat(2 * SPARE_TEXT_MAX);
+        tracing::subscriber::with_default(subscriber, || {
+            let _big = tracing::info_span!("big", note = %big).entered();
+        });
+        let made = |n: usize| {
+            for i in 0..n {
+                let _s = tracing::info_span!("s", n = i, note = "short").entered();
+            }
+        };
+        let subscriber = tracing_subscriber::registry().with(SpanLayer::new(
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        ));
+        tracing::subscriber::with_default(subscriber, || made(3));
+        let sent = batcher.take();
+        assert_eq!(sent.len(), 4);
+        batcher.recycle(sent);
+        // Two of the three short spans' buffers (a batch); the big one's is freed.
+        let texts = batcher.spare_texts();
+        assert_eq!(texts.len(), 2, "{texts:?}");
+        assert!(texts.iter().all(|&(_, c)| c <= SPARE_TEXT_MAX), "{texts:?}");
+        let subscriber = tracing_subscriber::registry().with(SpanLayer::new(
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        ));
+        // The first span closes and takes a spare for the thread; the second fills that
+        // one and takes the last.
+        tracing::subscriber::with_default(subscriber, || made(2));
+        assert!(batcher.spare_texts().is_empty());
+        let again = batcher.take();
+        assert_eq!(again.len(), 2);
+        assert!(again.iter().all(|s| s.text.ends_with("short")));
+        // The spare the first span took home holds the second span's text.
+        let second = again[1].text.as_ptr() as usize;
+        assert!(texts.iter().any(|&(at, _)| at == second), "{texts:?}");
     }
 }

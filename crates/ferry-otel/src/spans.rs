@@ -13,6 +13,7 @@
 //! event inside a span becomes a span event named by its message, and an `ERROR` event
 //! marks the span's status as an error.
 
+use std::cell::Cell;
 use std::fmt::Write as _;
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,7 +27,7 @@ use tracing::{Event, Level, Subscriber};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::{LookupSpan, Registry};
 
-use crate::export::Batcher;
+use crate::export::{Batcher, Spare};
 use crate::metrics::{Instruments, Side};
 
 /// Attributes, events and links kept per span (the OpenTelemetry SDK's default limits);
@@ -337,6 +338,11 @@ impl Sampler {
     }
 }
 
+thread_local! {
+    /// Buffers the exporter gave back, for this thread's next span.
+    static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
+}
+
 /// The layer that records spans, for export and for the metrics derived from them.
 pub(crate) struct SpanLayer {
     sampler: Sampler,
@@ -547,6 +553,20 @@ where
                 (trace, None, flags, None)
             }
         };
+        // The buffers of a span this thread sent earlier, if the exporter gave some back.
+        let (text, attributes) = match SPARE.with(Cell::take) {
+            Some(Spare {
+                text,
+                mut attributes,
+            }) => {
+                attributes.reserve(attrs.fields().len());
+                (text, attributes)
+            }
+            None => (
+                String::with_capacity(128),
+                Vec::with_capacity(attrs.fields().len()),
+            ),
+        };
         let mut record = SpanRecord {
             trace_id,
             span_id,
@@ -560,12 +580,12 @@ where
             started: Instant::now(),
             side: Side::of(attrs.metadata().target()),
             end: 0,
-            attributes: Vec::with_capacity(attrs.fields().len()),
+            attributes,
             events: Vec::new(),
             links: Vec::new(),
             status: StatusCode::Unset,
             status_message: String::new(),
-            text: String::with_capacity(128),
+            text,
         };
         // Recorded even when not sampled: a remote parent given after creation may
         // turn sampling on.
@@ -650,7 +670,15 @@ where
         {
             let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
             record.end = record.start.saturating_add(nanos);
-            sink.push(record);
+            let want_spare = SPARE.with(|spare| {
+                let held = spare.take();
+                let empty = held.is_none();
+                spare.set(held);
+                empty
+            });
+            if let Some(spare) = sink.push(record, want_spare) {
+                SPARE.with(|slot| slot.set(Some(spare)));
+            }
         }
     }
 }
