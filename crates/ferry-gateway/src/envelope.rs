@@ -109,6 +109,11 @@ impl Refused {
     }
 }
 
+/// Paces the warnings of a failing replay ledger (down, or full), which fails every
+/// retry that needs it.
+static LEDGER_FAILURES: ferry_state::FailureLog =
+    ferry_state::FailureLog::new(std::time::Duration::from_secs(10));
+
 /// The method a peer token is bound to.
 const PEER: &str = "ferry-gateway/peer";
 
@@ -196,7 +201,13 @@ impl Envelopes {
             Ok(Redemption::First) => Ok(envelope),
             Ok(Redemption::Replayed) => Err(Refused::Replayed),
             Err(e) => {
-                tracing::warn!(error = %e, "replay ledger unavailable; refusing the state");
+                if let Some(unlogged) = LEDGER_FAILURES.due() {
+                    tracing::warn!(
+                        error = %e,
+                        unlogged,
+                        "replay ledger unavailable; refusing the state (logged at most every 10 s)"
+                    );
+                }
                 Err(Refused::LedgerDown)
             }
         }

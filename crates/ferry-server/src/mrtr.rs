@@ -61,6 +61,11 @@ impl<'a> Bound<'a> {
     }
 }
 
+/// Paces the warnings of a failing replay ledger (down, or full), which fails every
+/// retry that needs it.
+static LEDGER_FAILURES: ferry_state::FailureLog =
+    ferry_state::FailureLog::new(std::time::Duration::from_secs(10));
+
 /// The one error every state problem gets: it reveals nothing about what failed.
 pub(crate) fn invalid_state() -> ErrorObject {
     ErrorObject::invalid_params("Invalid or expired requestState")
@@ -130,7 +135,13 @@ pub(crate) async fn open(
                 return Err(invalid_state());
             }
             Err(e) => {
-                tracing::warn!(error = %e, "replay ledger unavailable; refusing single-use state");
+                if let Some(unlogged) = LEDGER_FAILURES.due() {
+                    tracing::warn!(
+                        error = %e,
+                        unlogged,
+                        "replay ledger unavailable; refusing single-use state (logged at most every 10 s)"
+                    );
+                }
                 crate::telemetry::state_refused(&"ledger_unavailable");
                 return Err(ErrorObject::internal(
                     "Internal error: the request could not be checked for replay",

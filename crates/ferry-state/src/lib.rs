@@ -97,8 +97,8 @@ pub use error::{REJECTED_MESSAGE, RejectReason, Rejected};
 pub use guard::{DEFAULT_CLOCK_SKEW, DEFAULT_TTL, IssueError, RedeemError, StateGuard};
 pub use key::{KEY_LEN, Key, KeyError, KeyId, KeyRing, MAX_KEY_ID_LEN};
 pub use ledger::{
-    DEFAULT_MEMORY_CAPACITY, DEFAULT_RETENTION_MARGIN, LedgerError, MAX_JTI_LEN, MemoryLedger,
-    Redemption, ReplayLedger,
+    DEFAULT_MEMORY_CAPACITY, DEFAULT_RETENTION_MARGIN, FailureLog, LedgerError, MAX_JTI_LEN,
+    MemoryLedger, Redemption, ReplayLedger,
 };
 #[cfg(feature = "redb")]
 pub use ledger::{DEFAULT_REDB_CAPACITY, RedbLedger, RedbLedgerBuilder};

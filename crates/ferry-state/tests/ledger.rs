@@ -149,6 +149,33 @@ fn memory_expired_entries_are_purged() {
 }
 
 #[test]
+fn memory_records_go_with_their_second_and_ids_are_known_whatever_their_expiry() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let ledger = MemoryLedger::new(10)
+        .with_clock(Arc::clone(&clock))
+        .with_retention_margin(Duration::ZERO);
+    ledger.redeem_now("a", T0 + 1_200).unwrap();
+    ledger.redeem_now("b", T0 + 1_900).unwrap();
+    ledger.redeem_now("c", T0 + 2_000).unwrap();
+    // An id is one whatever expiry it comes with.
+    assert_eq!(
+        ledger.redeem_now("a", T0 + 50_000).unwrap(),
+        Redemption::Replayed
+    );
+    // Past a's purge time but within its second: kept (a replay still).
+    clock.set(T0 + 1_500);
+    assert_eq!(ledger.purge_expired(), 0);
+    assert_eq!(
+        ledger.redeem_now("a", T0 + 1_200).unwrap(),
+        Redemption::Replayed
+    );
+    // The second's end: a and b go, c (purged at a whole second) with them.
+    clock.set(T0 + 2_000);
+    assert_eq!(ledger.purge_expired(), 3);
+    assert!(ledger.is_empty());
+}
+
+#[test]
 fn memory_fails_closed_when_full() {
     let clock = Arc::new(ManualClock::new(T0));
     let ledger = MemoryLedger::new(3)

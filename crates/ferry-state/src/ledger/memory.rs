@@ -1,8 +1,6 @@
 //! In-process, bounded replay ledger.
 
-use std::cmp::Reverse;
-use std::collections::hash_map::Entry;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -13,8 +11,10 @@ use futures::future::{self, BoxFuture};
 use super::{DEFAULT_RETENTION_MARGIN, LedgerError, Redemption, ReplayLedger, check_jti};
 use crate::clock::{Clock, SystemClock, duration_millis};
 
-/// Default capacity of a [`MemoryLedger`]: 1,000,000 unexpired entries.
-pub const DEFAULT_MEMORY_CAPACITY: usize = 1_000_000;
+/// Default capacity of a [`MemoryLedger`]: 2,000,000 unexpired entries, about 70 MB at
+/// most (a record takes about 35 bytes). With the default token lifetime (5 minutes) and
+/// retention margin (1 minute), that holds a steady 5,500 redemptions a second.
+pub const DEFAULT_MEMORY_CAPACITY: usize = 2_000_000;
 
 /// A [`ReplayLedger`] held in this process's memory.
 ///
@@ -23,9 +23,12 @@ pub const DEFAULT_MEMORY_CAPACITY: usize = 1_000_000;
 /// (tokens die with the process too) but lets tokens be replayed after a
 /// restart otherwise; use [`RedbLedger`](crate::RedbLedger) or a shared store then.
 ///
+/// Size it for the traffic: a steady rate of redemptions holds rate × (token lifetime +
+/// retention margin) records.
+///
 /// Each record is kept until its token's expiry plus a
 /// [retention margin](MemoryLedger::with_retention_margin), then purged
-/// (lazily, on the next redemption). The number of unexpired records is capped:
+/// (lazily, on the next redemption, with the others of the same second). The number of unexpired records is capped:
 /// when the ledger is full, new ids are refused with [`LedgerError::Full`]
 /// rather than growing without bound or forgetting records early.
 ///
@@ -48,12 +51,18 @@ pub struct MemoryLedger {
     clock: Arc<dyn Clock>,
 }
 
+/// Records are purged a group at a time: those whose purge times fall in the same second.
+const GROUP_MS: u64 = 1_000;
+
 #[derive(Default)]
 struct State {
-    /// Token id (compacted) to the time its record may be purged.
-    live: HashMap<u128, u64, BuildHasherDefault<RandomKeyHasher>>,
-    /// The same records, ordered by purge time.
-    by_purge_time: BinaryHeap<Reverse<(u64, u128)>>,
+    /// The ids (compacted) of the records held.
+    live: HashSet<u128, BuildHasherDefault<RandomKeyHasher>>,
+    /// The same ids, grouped by the end of the second in which their records may be
+    /// purged (their purge time rounded up to a whole second). A record costs about a
+    /// third of what an id-to-time map and a heap ordered by purge time cost, and
+    /// purging walks a list instead of popping a heap.
+    groups: BTreeMap<u64, Vec<u128>>,
 }
 
 /// A token id as 128 bits: the id's own bytes when it is the 16 random bytes
@@ -106,15 +115,20 @@ impl Hasher for RandomKeyHasher {
     }
 }
 
+/// The group of a record that may be purged at `purge_at_ms`: the end of that second.
+fn group_of(purge_at_ms: u64) -> u64 {
+    purge_at_ms.div_ceil(GROUP_MS).saturating_mul(GROUP_MS)
+}
+
 impl State {
     fn purge(&mut self, now_ms: u64) -> usize {
         let mut purged = 0;
-        while let Some(Reverse((purge_at, _))) = self.by_purge_time.peek() {
-            if *purge_at > now_ms {
+        while let Some(group) = self.groups.first_entry() {
+            if *group.key() > now_ms {
                 break;
             }
-            if let Some(Reverse((_, jti))) = self.by_purge_time.pop() {
-                self.live.remove(&jti);
+            for id in group.remove() {
+                self.live.remove(&id);
                 purged += 1;
             }
         }
@@ -176,23 +190,24 @@ impl MemoryLedger {
         let key = compact(jti);
         let mut state = self.lock();
         state.purge(now);
-        let full = state.live.len() >= self.capacity;
-        let vacant = match state.live.entry(key) {
-            Entry::Occupied(_) => return Ok(Redemption::Replayed),
-            Entry::Vacant(vacant) => vacant,
-        };
-        if full {
-            drop(state);
-            tracing::warn!(
-                capacity = self.capacity,
-                "replay ledger full; refusing requestState"
-            );
+        if state.live.len() >= self.capacity {
+            if state.live.contains(&key) {
+                return Ok(Redemption::Replayed);
+            }
+            // The caller reports it (`LedgerError::Full`): a line per refused request
+            // here would let a full ledger flood the log.
             return Err(LedgerError::Full {
                 capacity: u64::try_from(self.capacity).unwrap_or(u64::MAX),
             });
         }
-        vacant.insert(purge_at);
-        state.by_purge_time.push(Reverse((purge_at, key)));
+        if !state.live.insert(key) {
+            return Ok(Redemption::Replayed);
+        }
+        state
+            .groups
+            .entry(group_of(purge_at))
+            .or_default()
+            .push(key);
         Ok(Redemption::First)
     }
 

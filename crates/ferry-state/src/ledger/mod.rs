@@ -8,6 +8,7 @@
 
 use std::error::Error as StdError;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use futures::future::BoxFuture;
@@ -28,6 +29,56 @@ pub const MAX_JTI_LEN: usize = 128;
 /// seconds. This covers a token verified just before it expired and redeemed
 /// just after, and small clock differences between processes sharing a ledger.
 pub const DEFAULT_RETENTION_MARGIN: Duration = Duration::from_secs(60);
+
+/// Paces the log lines of ledger failures: the first is logged, then at most one per
+/// period, with the number left out since. A store that is down, or a full ledger, fails
+/// every redemption; a line for each would flood the log.
+///
+/// ```
+/// use std::time::Duration;
+/// use ferry_state::FailureLog;
+///
+/// static FAILURES: FailureLog = FailureLog::new(Duration::from_secs(10));
+/// assert_eq!(FAILURES.due(), Some(0));
+/// assert_eq!(FAILURES.due(), None);
+/// ```
+#[derive(Debug)]
+pub struct FailureLog {
+    period_ms: u64,
+    /// When the last line was logged (Unix milliseconds; 0: never).
+    last_ms: AtomicU64,
+    /// Failures not logged since.
+    skipped: AtomicU64,
+}
+
+impl FailureLog {
+    /// Logs at most one line per `period`.
+    pub const fn new(period: Duration) -> Self {
+        FailureLog {
+            period_ms: period.as_millis() as u64,
+            last_ms: AtomicU64::new(0),
+            skipped: AtomicU64::new(0),
+        }
+    }
+
+    /// Counts a failure. `Some(n)`: log it now, saying `n` failures went unlogged
+    /// since the last line; `None`: leave it out.
+    pub fn due(&self) -> Option<u64> {
+        let now = crate::clock::unix_millis_now().max(1);
+        let last = self.last_ms.load(Ordering::Relaxed);
+        let due = last == 0 || now.saturating_sub(last) >= self.period_ms;
+        if due
+            && self
+                .last_ms
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            return Some(self.skipped.swap(0, Ordering::Relaxed));
+        }
+        self.skipped.fetch_add(1, Ordering::Relaxed);
+        None
+    }
+}
 
 /// Outcome of [`ReplayLedger::redeem`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,4 +181,26 @@ pub(crate) fn check_jti(jti: &str) -> Result<(), LedgerError> {
         return Err(LedgerError::InvalidId);
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_are_logged_first_then_once_a_period_with_the_count_left_out() {
+        let every_time = FailureLog::new(Duration::ZERO);
+        assert_eq!(every_time.due(), Some(0));
+        assert_eq!(every_time.due(), Some(0));
+
+        let paced = FailureLog::new(Duration::from_secs(3600));
+        assert_eq!(paced.due(), Some(0));
+        for _ in 0..5 {
+            assert_eq!(paced.due(), None);
+        }
+        // The period has passed (the last line is made an hour and more older).
+        paced.last_ms.store(1, Ordering::Relaxed);
+        assert_eq!(paced.due(), Some(5));
+        assert_eq!(paced.due(), None);
+    }
 }
