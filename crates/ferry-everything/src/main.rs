@@ -15,7 +15,7 @@ use ferry_everything::{Options, build};
 use ferry_http::{HttpConfig, McpService};
 use ferry_redis::{Redis, RedisConfig};
 use ferry_server::TaskStore;
-use ferry_state::{KeyRing, RedbLedger, ReplayLedger};
+use ferry_state::{KeyRing, MemoryLedger, RedbLedger, ReplayLedger};
 use ferry_tasks::RedbTaskStore;
 
 /// An MCP server with every feature of Ferry: the conformance suite's fixtures and real
@@ -67,6 +67,16 @@ struct Args {
     /// Keep single-use redemptions in this file (default: in memory).
     #[arg(long, value_name = "PATH")]
     ledger: Option<PathBuf>,
+    /// How many single-use redemptions the in-memory ledger holds (about 35 bytes each).
+    /// A steady rate of redemptions needs rate × (--state-ttl + 60 s); past that, retries
+    /// of single-use calls are refused until records expire.
+    #[arg(
+        long,
+        value_name = "RECORDS",
+        default_value_t = ferry_state::DEFAULT_MEMORY_CAPACITY,
+        conflicts_with_all = ["ledger", "redis"]
+    )]
+    ledger_capacity: usize,
     /// The public base URL of this server, for links it hands out (default: http://ADDR).
     #[arg(long, value_name = "URL")]
     public_url: Option<String>,
@@ -165,6 +175,8 @@ async fn run(args: Args, metrics: Option<axum::Router>) -> Result<(), Box<dyn st
     };
     let ledger: Option<Arc<dyn ReplayLedger>> = match &args.ledger {
         Some(path) => Some(Arc::new(RedbLedger::open(path)?)),
+        // With --redis, the ledger is Redis's (set below).
+        None if args.redis.is_none() => Some(Arc::new(MemoryLedger::new(args.ledger_capacity))),
         None => None,
     };
     let task_store: Option<Arc<dyn TaskStore>> = match &args.task_store {

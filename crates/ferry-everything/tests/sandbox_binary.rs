@@ -90,3 +90,55 @@ async fn a_temporary_sandbox_is_removed_on_exit() {
     assert!(!log.contains('\u{1b}'), "{log:?}");
     assert!(!std::path::Path::new(&root).exists(), "{root} is left over");
 }
+
+/// `--ledger-capacity` sizes the in-memory ledger: at 0 it holds nothing, so every retry
+/// of the single-use `confirm_delete` is refused (fail closed), the file stays, and the
+/// refusals are logged once, not once each.
+#[tokio::test]
+async fn a_full_ledger_refuses_retries_and_says_so_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap().display().to_string();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+        .args(["--stdio", "--sandbox", &root, "--ledger-capacity", "0"])
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("start ferry-everything --stdio");
+    let mut stderr = child.stderr.take().unwrap();
+    let mut lines = JsonLines::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    for n in 0..3 {
+        let first = call(
+            10 * n,
+            "confirm_delete",
+            json!({"path": "notes.txt"}),
+            form_caps(),
+        );
+        let r = lines.ask(&first).await;
+        assert_eq!(rpc::result_type(&r), "input_required", "{r}");
+        let next = retry(
+            &first,
+            10 * n + 1,
+            Some(json!({"confirm": accept(json!({"confirm": true}))})),
+            Some(rpc::state(&r)),
+        );
+        let refused = lines.ask(&next).await;
+        assert_eq!(rpc::error_code(&refused), -32603, "{refused}");
+    }
+    assert!(dir.path().join("notes.txt").exists(), "nothing was deleted");
+    lines.close_input().await;
+    let status = ferry_testkit::within("the server to exit", child.wait())
+        .await
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let mut log = String::new();
+    stderr.read_to_string(&mut log).await.unwrap();
+    assert_eq!(
+        log.matches("replay ledger unavailable").count(),
+        1,
+        "one line for three refusals: {log}"
+    );
+    assert!(log.contains("replay ledger is full"), "{log}");
+}
