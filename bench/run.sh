@@ -116,7 +116,10 @@ ORDER="$ROOT/crates/ferry-everything/link-order.txt"
 if [[ $MODE != smoke && -f $ORDER ]] && command -v nm >/dev/null 2>&1; then
   ORDER_FOUND=$(comm -12 <(sort -u "$ORDER") <(nm "$FERRY_BIN/ferry-everything" 2>/dev/null | awk '{print $NF}' | sort -u) | wc -l)
   ORDER_ALL=$(sort -u "$ORDER" | wc -l)
-  if (( ORDER_FOUND * 10 < ORDER_ALL * 9 )); then
+  # 99%: a change to ferry-everything's own startup code renames only a dozen functions
+  # (its argument parser, its main future), and that alone took idle RSS from 5.9 to
+  # 6.8 MiB.
+  if (( ORDER_FOUND * 100 < ORDER_ALL * 99 )); then
     warn "link-order.txt names $ORDER_FOUND of its $ORDER_ALL functions in this build: run bench/link-order.sh --servers ferry (a stale layout costs megabytes of idle RSS)"
   fi
 fi
