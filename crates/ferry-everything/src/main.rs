@@ -67,7 +67,7 @@ struct Args {
     /// Keep single-use redemptions in this file (default: in memory).
     #[arg(long, value_name = "PATH")]
     ledger: Option<PathBuf>,
-    /// How many single-use redemptions the in-memory ledger holds (about 35 bytes each).
+    /// How many single-use redemptions the in-memory ledger holds (about 40 bytes each).
     /// A steady rate of redemptions needs rate × (--state-ttl + 60 s); past that, retries
     /// of single-use calls are refused until records expire.
     #[arg(

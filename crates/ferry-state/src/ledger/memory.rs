@@ -11,8 +11,8 @@ use futures::future::{self, BoxFuture};
 use super::{DEFAULT_RETENTION_MARGIN, LedgerError, Redemption, ReplayLedger, check_jti};
 use crate::clock::{Clock, SystemClock, duration_millis};
 
-/// Default capacity of a [`MemoryLedger`]: 2,000,000 unexpired entries, about 70 MB at
-/// most (a record takes about 35 bytes). With the default token lifetime (5 minutes) and
+/// Default capacity of a [`MemoryLedger`]: 2,000,000 unexpired entries, about 80 MB at
+/// most (a record takes about 40 bytes). With the default token lifetime (5 minutes) and
 /// retention margin (1 minute), that holds a steady 5,500 redemptions a second.
 pub const DEFAULT_MEMORY_CAPACITY: usize = 2_000_000;
 
