@@ -6,49 +6,79 @@ use std::process::Stdio;
 
 use ferry_testkit::lines::JsonLines;
 use ferry_testkit::rpc::{self, accept, call, form_caps, retry};
-use serde_json::json;
+use serde_json::{Value, json};
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command};
 
-/// Runs `ferry-everything --stdio ARGS` with stderr on a pipe, deletes `notes.txt` in two
-/// rounds, ends its input and returns (the final text, everything it wrote on stderr).
+/// `ferry-everything --stdio ARGS`, logging at `info` to a pipe.
+struct Running {
+    child: Child,
+    stderr: ChildStderr,
+    lines: JsonLines<ChildStdout, ChildStdin>,
+}
+
+impl Running {
+    fn start(args: &[&str], envs: &[(&str, &str)]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
+            .arg("--stdio")
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env_remove("NO_COLOR")
+            .envs(envs.iter().copied())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("start ferry-everything --stdio");
+        let stderr = child.stderr.take().unwrap();
+        let lines = JsonLines::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        Running {
+            child,
+            stderr,
+            lines,
+        }
+    }
+
+    /// Asks to delete `notes.txt` (request `id`), confirms it, and returns the answer to
+    /// the retry (request `id + 1`).
+    async fn delete_notes(&mut self, id: i64) -> Value {
+        let first = call(
+            id,
+            "confirm_delete",
+            json!({"path": "notes.txt"}),
+            form_caps(),
+        );
+        let r = self.lines.ask(&first).await;
+        assert_eq!(rpc::result_type(&r), "input_required", "{r}");
+        let next = retry(
+            &first,
+            id + 1,
+            Some(json!({"confirm": accept(json!({"confirm": true}))})),
+            Some(rpc::state(&r)),
+        );
+        self.lines.ask(&next).await
+    }
+
+    /// Ends its input, checks it exits cleanly, and returns everything it wrote on stderr.
+    async fn stop(mut self) -> String {
+        self.lines.close_input().await;
+        let status = ferry_testkit::within("the server to exit", self.child.wait())
+            .await
+            .unwrap();
+        assert!(status.success(), "{status}");
+        let mut log = String::new();
+        self.stderr.read_to_string(&mut log).await.unwrap();
+        log
+    }
+}
+
+/// Deletes `notes.txt` in two rounds on a server started with `args`, and returns (the
+/// final text, everything it wrote on stderr).
 async fn delete_notes(args: &[&str], envs: &[(&str, &str)]) -> (String, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
-        .arg("--stdio")
-        .args(args)
-        .env("RUST_LOG", "info")
-        .env_remove("NO_COLOR")
-        .envs(envs.iter().copied())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start ferry-everything --stdio");
-    let mut stderr = child.stderr.take().unwrap();
-    let mut lines = JsonLines::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    let first = call(
-        1,
-        "confirm_delete",
-        json!({"path": "notes.txt"}),
-        form_caps(),
-    );
-    let r = lines.ask(&first).await;
-    assert_eq!(rpc::result_type(&r), "input_required", "{r}");
-    let next = retry(
-        &first,
-        2,
-        Some(json!({"confirm": accept(json!({"confirm": true}))})),
-        Some(rpc::state(&r)),
-    );
-    let done = lines.ask(&next).await;
-    lines.close_input().await;
-    let status = ferry_testkit::within("the server to exit", child.wait())
-        .await
-        .unwrap();
-    assert!(status.success(), "{status}");
-    let mut log = String::new();
-    stderr.read_to_string(&mut log).await.unwrap();
+    let mut server = Running::start(args, envs);
+    let done = server.delete_notes(1).await;
+    let log = server.stop().await;
     (rpc::text(&done).to_owned(), log)
 }
 
@@ -98,43 +128,13 @@ async fn a_temporary_sandbox_is_removed_on_exit() {
 async fn a_full_ledger_refuses_retries_and_says_so_once() {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap().display().to_string();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
-        .args(["--stdio", "--sandbox", &root, "--ledger-capacity", "0"])
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("start ferry-everything --stdio");
-    let mut stderr = child.stderr.take().unwrap();
-    let mut lines = JsonLines::new(child.stdout.take().unwrap(), child.stdin.take().unwrap());
+    let mut server = Running::start(&["--sandbox", &root, "--ledger-capacity", "0"], &[]);
     for n in 0..3 {
-        let first = call(
-            10 * n,
-            "confirm_delete",
-            json!({"path": "notes.txt"}),
-            form_caps(),
-        );
-        let r = lines.ask(&first).await;
-        assert_eq!(rpc::result_type(&r), "input_required", "{r}");
-        let next = retry(
-            &first,
-            10 * n + 1,
-            Some(json!({"confirm": accept(json!({"confirm": true}))})),
-            Some(rpc::state(&r)),
-        );
-        let refused = lines.ask(&next).await;
+        let refused = server.delete_notes(10 * n).await;
         assert_eq!(rpc::error_code(&refused), -32603, "{refused}");
     }
     assert!(dir.path().join("notes.txt").exists(), "nothing was deleted");
-    lines.close_input().await;
-    let status = ferry_testkit::within("the server to exit", child.wait())
-        .await
-        .unwrap();
-    assert!(status.success(), "{status}");
-    let mut log = String::new();
-    stderr.read_to_string(&mut log).await.unwrap();
+    let log = server.stop().await;
     assert_eq!(
         log.matches("replay ledger unavailable").count(),
         1,

@@ -670,15 +670,10 @@ where
         {
             let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
             record.end = record.start.saturating_add(nanos);
-            let want_spare = SPARE.with(|spare| {
-                let held = spare.take();
-                let empty = held.is_none();
-                spare.set(held);
-                empty
-            });
-            if let Some(spare) = sink.push(record, want_spare) {
-                SPARE.with(|slot| slot.set(Some(spare)));
-            }
+            // This thread keeps one spare: it asks for one only when it holds none.
+            let held = SPARE.with(Cell::take);
+            let spare = sink.push(record, held.is_none()).or(held);
+            SPARE.with(|slot| slot.set(spare));
         }
     }
 }

@@ -28,9 +28,10 @@ pub const DEFAULT_MEMORY_CAPACITY: usize = 2_000_000;
 ///
 /// Each record is kept until its token's expiry plus a
 /// [retention margin](MemoryLedger::with_retention_margin), then purged
-/// (lazily, on the next redemption, with the others of the same second). The number of unexpired records is capped:
-/// when the ledger is full, new ids are refused with [`LedgerError::Full`]
-/// rather than growing without bound or forgetting records early.
+/// (lazily, on the next redemption, with the others of the same second). The
+/// number of unexpired records is capped: when the ledger is full, new ids are
+/// refused with [`LedgerError::Full`] rather than growing without bound or
+/// forgetting records early.
 ///
 /// ```
 /// use ferry_state::{MemoryLedger, Redemption, ReplayLedger};
@@ -59,8 +60,8 @@ struct State {
     /// The ids (compacted) of the records held.
     live: HashSet<u128, BuildHasherDefault<RandomKeyHasher>>,
     /// The same ids, grouped by the end of the second in which their records may be
-    /// purged (their purge time rounded up to a whole second). A record costs about a
-    /// third of what an id-to-time map and a heap ordered by purge time cost, and
+    /// purged (their purge time rounded up to a whole second). A record costs about
+    /// half of what an id-to-time map and a heap ordered by purge time cost, and
     /// purging walks a list instead of popping a heap.
     groups: BTreeMap<u64, Vec<u128>>,
 }
