@@ -43,7 +43,10 @@ mcp._lowlevel_server.add_request_handler(
 )
 
 
+# Made at startup: a lookup costs the kernel what ferry-everything's does (a missing name
+# in an existing folder, not a missing folder).
 SANDBOX = os.path.join(tempfile.gettempdir(), "ferry-bench-python-sandbox")
+os.makedirs(SANDBOX, exist_ok=True)
 
 
 class Confirm(BaseModel):

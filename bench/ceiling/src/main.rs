@@ -41,6 +41,8 @@ const MAX_BODY: usize = 4 << 20;
 
 fn main() -> std::io::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // The sandbox folder is made before serving, as ferry-everything's is.
+    mcp::sandbox();
     match args
         .iter()
         .map(String::as_str)

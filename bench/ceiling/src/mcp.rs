@@ -196,6 +196,13 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
                     "confirm_delete needs a string `path`",
                 );
             };
+            // Every round looks at the path first, as ferry-everything's handler does: the
+            // first to refuse a path leading out before asking, the last to act on what is
+            // there now.
+            let found = match look(&path) {
+                Ok(found) => found,
+                Err(refusal) => return error(200, Some(id), -32602, refusal),
+            };
             let expected_state = format!("confirm:{path}");
             match (
                 params.request_state,
@@ -205,7 +212,7 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
                     let confirmed =
                         answer.action == "accept" && answer.content.is_some_and(|c| c.confirm);
                     let text = if confirmed {
-                        final_answer(&path)
+                        final_answer(&path, found)
                     } else {
                         format!("Kept {path}: nothing deleted")
                     };
@@ -224,22 +231,45 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
     }
 }
 
-/// The folder the ceiling pretends to delete in: it looks, as ferry-everything does in its
-/// sandbox (one `symlink_metadata`), but never deletes anything.
-fn sandbox() -> &'static std::path::Path {
+/// The folder the ceiling pretends to delete in: it looks there, as ferry-everything does
+/// in its sandbox (one `symlink_metadata` a round), but never deletes anything. The folder
+/// exists, as ferry-everything's does, so that a lookup costs the kernel the same: a
+/// missing name in an existing folder, not a missing folder.
+pub fn sandbox() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
-    DIR.get_or_init(|| std::env::temp_dir().join("ferry-bench-ceiling-sandbox"))
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join("ferry-bench-ceiling-sandbox");
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("ceiling: cannot make {}: {e}", dir.display());
+        }
+        dir
+    })
+}
+
+/// Whether `path` names something in the sandbox, after the checks ferry-everything makes
+/// before it looks: relative, and no `..`.
+fn look(path: &str) -> Result<bool, &'static str> {
+    use std::path::Component;
+    let relative = std::path::Path::new(path);
+    for component in relative.components() {
+        match component {
+            Component::Prefix(_) | Component::RootDir => return Err("absolute paths are refused"),
+            Component::ParentDir => return Err("paths with `..` are refused"),
+            Component::CurDir | Component::Normal(_) => {}
+        }
+    }
+    Ok(std::fs::symlink_metadata(sandbox().join(relative)).is_ok())
 }
 
 /// The confirmed answer, in ferry-everything's shape.
-fn final_answer(path: &str) -> String {
-    let dir = sandbox();
-    match std::fs::symlink_metadata(dir.join(path)) {
-        Err(_) => format!(
+fn final_answer(path: &str, found: bool) -> String {
+    if found {
+        format!("Nothing deleted: {path} is kept (this benchmark server deletes nothing)")
+    } else {
+        format!(
             "Nothing deleted: {path} does not exist in {}",
-            dir.display()
-        ),
-        Ok(_) => format!("Nothing deleted: {path} is kept (this benchmark server deletes nothing)"),
+            sandbox().display()
+        )
     }
 }
 
@@ -268,7 +298,7 @@ fn input_required(id: &RawValue, path: &str, state: &str) -> Outcome {
                 "method": "elicitation/create",
                 "params": {
                     "mode": "form",
-                    "message": format!("Delete {path}?"),
+                    "message": format!("Delete {path} from {}?", sandbox().display()),
                     "requestedSchema": {
                         "type": "object",
                         "properties": { "confirm": { "type": "boolean", "title": "Confirm" } },

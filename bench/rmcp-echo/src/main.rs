@@ -73,6 +73,19 @@ fn rand_byte() -> u8 {
     hasher.finish() as u8
 }
 
+/// The folder `confirm_delete` looks in, made at startup: a lookup costs the kernel what
+/// ferry-everything's does (a missing name in an existing folder, not a missing folder).
+fn sandbox() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join("ferry-bench-rmcp-sandbox");
+        if let Err(e) = std::fs::create_dir_all(&dir) {
+            eprintln!("rmcp-echo: cannot make {}: {e}", dir.display());
+        }
+        dir
+    })
+}
+
 #[tool_router]
 impl Bench {
     /// Returns its text as one text block.
@@ -93,6 +106,10 @@ impl Bench {
         InputResponses(responses): InputResponses,
     ) -> Result<CallToolResponse, ErrorData> {
         let bound = format!("tools/call:confirm_delete:{}", args.path);
+        // ferry-everything's shape: every round looks in a folder (one `symlink_metadata`)
+        // and, as a benchmark server, it never deletes anything.
+        let dir = sandbox();
+        let found = std::fs::symlink_metadata(dir.join(&args.path)).is_ok();
         let Some(state) = state else {
             let schema = serde_json::from_value(serde_json::json!({
                 "type": "object",
@@ -123,17 +140,14 @@ impl Bench {
         let answer = responses.as_ref().and_then(|r| r.get("confirm"));
         let confirmed =
             answer.is_some_and(|a| a["action"] == "accept" && a["content"]["confirm"] == true);
-        // ferry-everything's shape: it looks in a folder (one `symlink_metadata`) and, as
-        // a benchmark server, never deletes anything.
-        let dir = std::env::temp_dir().join("ferry-bench-rmcp-sandbox");
-        let text = match (confirmed, std::fs::symlink_metadata(dir.join(&args.path))) {
+        let text = match (confirmed, found) {
             (false, _) => format!("Kept {}: nothing deleted", args.path),
-            (true, Err(_)) => format!(
+            (true, false) => format!(
                 "Nothing deleted: {} does not exist in {}",
                 args.path,
                 dir.display()
             ),
-            (true, Ok(_)) => format!(
+            (true, true) => format!(
                 "Nothing deleted: {} is kept (this benchmark server deletes nothing)",
                 args.path
             ),
@@ -175,6 +189,7 @@ impl ServerHandler for Bench {
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    sandbox();
     match args
         .iter()
         .map(String::as_str)
