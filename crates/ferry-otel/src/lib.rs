@@ -315,13 +315,15 @@ fn log_filter(directives: Option<String>) -> Result<Targets, Error> {
     Ok(f)
 }
 
-/// What goes to OpenTelemetry: request spans, the events inside them, and the
-/// application's own spans at `info` and above; with `metrics`, also the `debug` events
-/// they count.
+/// What goes to OpenTelemetry: request spans, the events inside them (refused states, a
+/// `debug` event, included), and the application's own spans at `info` and above; with
+/// `metrics`, also the `debug` events they count.
 fn otel_filter(metrics: bool) -> Targets {
     use tracing::level_filters::LevelFilter;
     // The exporters' own HTTP and gRPC stacks stay out: exporting must not trace itself.
-    let mut f = Targets::new().with_default(tracing::Level::INFO);
+    let mut f = Targets::new()
+        .with_default(tracing::Level::INFO)
+        .with_target(STATE_TARGET, tracing::Level::DEBUG);
     if metrics {
         f = f
             .with_target(LISTEN_TARGET, tracing::Level::DEBUG)
@@ -347,7 +349,7 @@ fn metrics_filter() -> Targets {
     Targets::new()
         .with_target(SERVER_REQUEST_TARGET, tracing::Level::INFO)
         .with_target(CLIENT_REQUEST_TARGET, tracing::Level::INFO)
-        .with_target(STATE_TARGET, tracing::Level::INFO)
+        .with_target(STATE_TARGET, tracing::Level::DEBUG)
         .with_target(LISTEN_TARGET, tracing::Level::DEBUG)
         .with_target(TASK_TARGET, tracing::Level::DEBUG)
 }

@@ -44,7 +44,7 @@ fn request_spans_become_metrics() {
     );
     failed.record("error.type", "-32602");
     drop(failed);
-    tracing::info!(target: STATE_TARGET, reason = "expired", "requestState refused");
+    tracing::debug!(target: STATE_TARGET, reason = "expired", "requestState refused");
     // Requests that repeat an attribute set are measured through the instruments bound
     // to it: each one counts.
     for _ in 0..3 {

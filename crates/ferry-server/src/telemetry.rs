@@ -24,8 +24,9 @@ use crate::reply::{Reply, ReplyKind};
 /// The `tracing` target of request spans (for filters: `ferry_server::request=info`).
 pub const REQUEST_TARGET: &str = "ferry_server::request";
 
-/// The `tracing` target of the events that refuse a `requestState` (span events with a
-/// `reason` field; the state itself is never logged).
+/// The `tracing` target of the `debug` events that refuse a `requestState` (span events
+/// with a `reason` field; the state itself is never logged). `ferry_server::state=debug`
+/// logs every refusal; at `info`, a line at most every 10 s says how many there were.
 pub const STATE_TARGET: &str = "ferry_server::state";
 
 /// The `tracing` target of the events that open and close `subscriptions/listen`
@@ -222,9 +223,27 @@ pub(crate) fn carry(call: Option<CallTrace>) -> Option<CallTrace> {
     })
 }
 
-/// A `requestState` was refused: a span event with the reason, never the state.
+/// Paces the `info` lines of refused states: a client sending stale, forged or replayed
+/// states at a high rate would otherwise write a log line per request.
+static REFUSAL_LINES: ferry_state::FailureLog =
+    ferry_state::FailureLog::new(std::time::Duration::from_secs(10));
+
+/// A `requestState` was refused: a `debug` event with the reason, never the state (a
+/// span event, and a count in `ferry-otel`'s metrics), and an `info` line at most every
+/// 10 s with the number of refusals it leaves out.
 pub(crate) fn state_refused(reason: &dyn std::fmt::Display) {
-    tracing::info!(target: STATE_TARGET, reason = %reason, "requestState refused");
+    refused_paced(reason, &REFUSAL_LINES);
+}
+
+fn refused_paced(reason: &dyn std::fmt::Display, lines: &ferry_state::FailureLog) {
+    tracing::debug!(target: STATE_TARGET, reason = %reason, "requestState refused");
+    if let Some(unlogged) = lines.due() {
+        tracing::info!(
+            reason = %reason,
+            unlogged,
+            "requestState refused (logged at most every 10 s; `unlogged` refusals since the last line)"
+        );
+    }
 }
 
 fn new_call_id() -> Option<String> {
@@ -266,9 +285,13 @@ mod tests {
 
     use super::*;
 
-    /// The fields each new span was created with.
+    /// The fields each new span was created with, and each event's level, target and
+    /// fields.
     #[derive(Clone, Default)]
-    struct Capture(Arc<Mutex<Vec<BTreeMap<String, String>>>>);
+    struct Capture(
+        Arc<Mutex<Vec<BTreeMap<String, String>>>>,
+        Arc<Mutex<Vec<(tracing::Level, String, BTreeMap<String, String>)>>>,
+    );
 
     struct Fields<'a>(&'a mut BTreeMap<String, String>);
 
@@ -294,7 +317,15 @@ mod tests {
         }
         fn record(&self, _: &Id, _: &Record<'_>) {}
         fn record_follows_from(&self, _: &Id, _: &Id) {}
-        fn event(&self, _: &Event<'_>) {}
+        fn event(&self, event: &Event<'_>) {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            let meta = event.metadata();
+            self.1
+                .lock()
+                .unwrap()
+                .push((*meta.level(), meta.target().to_owned(), fields));
+        }
         fn enter(&self, _: &Id) {}
         fn exit(&self, _: &Id) {}
     }
@@ -332,6 +363,38 @@ mod tests {
         assert_eq!(get("network.protocol.name"), Some("http"));
         assert_eq!(get("gen_ai.prompt.name"), None);
         assert_eq!(get("mcp.resource.uri"), None);
+    }
+
+    #[test]
+    fn every_refusal_is_a_debug_event_and_the_log_gets_one_line_a_period() {
+        let capture = Capture::default();
+        let lines = ferry_state::FailureLog::new(std::time::Duration::from_secs(3600));
+        tracing::subscriber::with_default(capture.clone(), || {
+            for reason in ["expired", "replayed", "bad_seal"] {
+                refused_paced(&reason, &lines);
+            }
+        });
+        let events = capture.1.lock().unwrap();
+        let refusals: Vec<_> = events
+            .iter()
+            .filter(|(level, target, _)| *level == tracing::Level::DEBUG && target == STATE_TARGET)
+            .map(|(_, _, f)| f.get("reason").cloned().unwrap_or_default())
+            .collect();
+        assert_eq!(refusals, ["expired", "replayed", "bad_seal"]);
+        let logged: Vec<_> = events
+            .iter()
+            .filter(|(level, _, _)| *level == tracing::Level::INFO)
+            .collect();
+        assert_eq!(logged.len(), 1, "one info line in the period: {events:?}");
+        assert_ne!(
+            logged[0].1, STATE_TARGET,
+            "the line is not counted as a refusal"
+        );
+        assert_eq!(
+            logged[0].2.get("reason").map(String::as_str),
+            Some("expired")
+        );
+        assert_eq!(logged[0].2.get("unlogged").map(String::as_str), Some("0"));
     }
 
     #[test]
