@@ -288,10 +288,12 @@ mod tests {
     /// The fields each new span was created with, and each event's level, target and
     /// fields.
     #[derive(Clone, Default)]
-    struct Capture(
-        Arc<Mutex<Vec<BTreeMap<String, String>>>>,
-        Arc<Mutex<Vec<(tracing::Level, String, BTreeMap<String, String>)>>>,
-    );
+    struct Capture(Arc<Mutex<Vec<Fieldset>>>, Arc<Mutex<Vec<EventRecord>>>);
+
+    type Fieldset = BTreeMap<String, String>;
+
+    /// An event's level, target and fields.
+    type EventRecord = (tracing::Level, String, Fieldset);
 
     struct Fields<'a>(&'a mut BTreeMap<String, String>);
 
