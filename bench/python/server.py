@@ -43,10 +43,11 @@ mcp._lowlevel_server.add_request_handler(
 )
 
 
-# Made at startup: a lookup costs the kernel what ferry-everything's does (a missing name
-# in an existing folder, not a missing folder).
-SANDBOX = os.path.join(tempfile.gettempdir(), "ferry-bench-python-sandbox")
-os.makedirs(SANDBOX, exist_ok=True)
+# Made fresh for the process, as ferry-everything's sandbox is: a lookup costs the kernel
+# what ferry-everything's does (a name not seen before in an existing folder). Removed
+# when the process ends.
+_SANDBOX_DIR = tempfile.TemporaryDirectory(prefix="ferry-bench-python-")
+SANDBOX = _SANDBOX_DIR.name
 
 
 class Confirm(BaseModel):

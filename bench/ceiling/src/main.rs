@@ -49,7 +49,11 @@ fn main() -> std::io::Result<()> {
         .collect::<Vec<_>>()
         .as_slice()
     {
-        ["--stdio"] => serve_stdio(),
+        ["--stdio"] => {
+            let served = serve_stdio();
+            mcp::remove_sandbox();
+            served
+        }
         ["--http", addr] => {
             let addr: SocketAddr = addr.parse().map_err(|e| {
                 std::io::Error::new(std::io::ErrorKind::InvalidInput, format!("{addr}: {e}"))
@@ -94,6 +98,11 @@ fn serve_stdio() -> std::io::Result<()> {
 /// Accepts connections on `addr` and serves each with hyper's HTTP/1.1 server.
 async fn serve_http(addr: SocketAddr) -> std::io::Result<()> {
     let listener = TcpListener::bind(addr).await?;
+    tokio::spawn(async {
+        stopped().await;
+        mcp::remove_sandbox();
+        std::process::exit(0);
+    });
     eprintln!(
         "ceiling: serving MCP at http://{}/mcp",
         listener.local_addr()?
@@ -113,6 +122,23 @@ async fn serve_http(addr: SocketAddr) -> std::io::Result<()> {
                 .serve_connection(TokioIo::new(stream), service_fn(handle))
                 .await;
         });
+    }
+}
+
+/// Resolves on SIGTERM or SIGINT (never, if neither can be watched).
+async fn stopped() {
+    use tokio::signal::unix::{SignalKind, signal};
+    match (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) {
+        (Ok(mut term), Ok(mut int)) => {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+        }
+        _ => std::future::pending().await,
     }
 }
 

@@ -232,18 +232,25 @@ fn call_tool(id: &RawValue, params: Params<'_>) -> Outcome {
 }
 
 /// The folder the ceiling pretends to delete in: it looks there, as ferry-everything does
-/// in its sandbox (one `symlink_metadata` a round), but never deletes anything. The folder
-/// exists, as ferry-everything's does, so that a lookup costs the kernel the same: a
-/// missing name in an existing folder, not a missing folder.
+/// in its sandbox (one `symlink_metadata` a round), but never deletes anything. Like
+/// ferry-everything's, the folder is made fresh for the process, so that a lookup costs
+/// the kernel the same: a name not seen before in an existing folder (a directory search
+/// and a new negative cache entry), neither a missing folder (one cached entry) nor names
+/// an earlier run already looked up.
 pub fn sandbox() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join("ferry-bench-ceiling-sandbox");
+        let dir = std::env::temp_dir().join(format!("ferry-bench-ceiling-{}", std::process::id()));
         if let Err(e) = std::fs::create_dir_all(&dir) {
             eprintln!("ceiling: cannot make {}: {e}", dir.display());
         }
         dir
     })
+}
+
+/// Removes the sandbox folder (empty: nothing is written there).
+pub fn remove_sandbox() {
+    let _ = std::fs::remove_dir(sandbox());
 }
 
 /// Whether `path` names something in the sandbox, after the checks ferry-everything makes

@@ -73,17 +73,35 @@ fn rand_byte() -> u8 {
     hasher.finish() as u8
 }
 
-/// The folder `confirm_delete` looks in, made at startup: a lookup costs the kernel what
-/// ferry-everything's does (a missing name in an existing folder, not a missing folder).
+/// The folder `confirm_delete` looks in, made fresh for the process as ferry-everything's
+/// sandbox is: a lookup costs the kernel what ferry-everything's does (a name not seen
+/// before in an existing folder).
 fn sandbox() -> &'static std::path::Path {
     static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join("ferry-bench-rmcp-sandbox");
+        let dir = std::env::temp_dir().join(format!("ferry-bench-rmcp-{}", std::process::id()));
         if let Err(e) = std::fs::create_dir_all(&dir) {
             eprintln!("rmcp-echo: cannot make {}: {e}", dir.display());
         }
         dir
     })
+}
+
+/// Removes the sandbox folder on SIGTERM or SIGINT, and exits.
+async fn remove_sandbox_when_stopped() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+    ) else {
+        return;
+    };
+    tokio::select! {
+        _ = term.recv() => {}
+        _ = int.recv() => {}
+    }
+    let _ = std::fs::remove_dir(sandbox());
+    std::process::exit(0);
 }
 
 #[tool_router]
@@ -190,6 +208,7 @@ impl ServerHandler for Bench {
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     sandbox();
+    tokio::spawn(remove_sandbox_when_stopped());
     match args
         .iter()
         .map(String::as_str)
@@ -199,6 +218,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         ["--stdio"] => {
             let service = Bench::new().serve(rmcp::transport::stdio()).await?;
             service.waiting().await?;
+            let _ = std::fs::remove_dir(sandbox());
         }
         ["--http", addr] => {
             let addr: SocketAddr = addr.parse()?;
