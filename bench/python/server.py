@@ -13,7 +13,9 @@ log line is written per request.
     python server.py stdio
 """
 
+import atexit
 import os
+import shutil
 import sys
 import tempfile
 from typing import Annotated
@@ -43,11 +45,33 @@ mcp._lowlevel_server.add_request_handler(
 )
 
 
-# Made fresh for the process, as ferry-everything's sandbox is: a lookup costs the kernel
-# what ferry-everything's does (a name not seen before in an existing folder). Removed
-# when the process ends.
-_SANDBOX_DIR = tempfile.TemporaryDirectory(prefix="ferry-bench-python-")
-SANDBOX = _SANDBOX_DIR.name
+def fresh_sandbox() -> str:
+    """A folder made fresh for the process, as ferry-everything's sandbox is: a lookup
+    costs the kernel what ferry-everything's does (a name not seen before in an existing
+    folder). Removed at exit; the folders of processes that were killed are removed by
+    the next one."""
+    base = tempfile.gettempdir()
+    for name in os.listdir(base):
+        pid = name.removeprefix("ferry-bench-python-")
+        if pid != name and pid.isdigit() and not alive(int(pid)):
+            shutil.rmtree(os.path.join(base, name), ignore_errors=True)
+    path = os.path.join(base, f"ferry-bench-python-{os.getpid()}")
+    os.makedirs(path, exist_ok=True)
+    atexit.register(shutil.rmtree, path, True)
+    return path
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+SANDBOX = fresh_sandbox()
 
 
 class Confirm(BaseModel):
