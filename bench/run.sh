@@ -167,6 +167,9 @@ server_argv() {
     ceiling) ARGV=("$BENCH_BIN/ceiling") ;;
     ferry)
       ARGV=("$FERRY_BIN/ferry-everything")
+      # No drain on SIGTERM (5 s by default, for load balancers): stop_server then finds
+      # it gone, and its temporary sandbox removed, instead of killing it.
+      [[ "$FERRY_ARGS" == *--drain-grace* ]] || ARGV+=(--drain-grace 0)
       read -r -a extra <<<"$FERRY_ARGS"
       ARGV+=("${extra[@]}")
       ;;
