@@ -30,9 +30,10 @@ pub const MAX_JTI_LEN: usize = 128;
 /// just after, and small clock differences between processes sharing a ledger.
 pub const DEFAULT_RETENTION_MARGIN: Duration = Duration::from_secs(60);
 
-/// Paces the log lines of ledger failures: the first is logged, then at most one per
-/// period, with the number left out since. A store that is down, or a full ledger, fails
-/// every redemption; a line for each would flood the log.
+/// Paces the log lines of a failure that can repeat for every request: the first is
+/// logged, then at most one per period, with the number left out since. A store that is
+/// down, or a full ledger, fails every redemption, and a client can send refused states
+/// as fast as it likes; a line for each would flood the log.
 ///
 /// ```
 /// use std::time::Duration;
