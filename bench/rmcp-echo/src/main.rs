@@ -141,7 +141,7 @@ impl Bench {
                 InputRequest::Elicitation(ElicitRequest::new(
                     ElicitRequestParams::FormElicitationParams {
                         meta: None,
-                        message: format!("Delete {}?", args.path),
+                        message: format!("Delete {} from {}?", args.path, dir.display()),
                         requested_schema: schema,
                     },
                 )),
