@@ -81,16 +81,24 @@ build_servers() {
 # `out_dir PROFILE`: the directory under target/ a profile builds into.
 out_dir() { if [[ $1 == dev ]]; then echo debug; else echo "$1"; fi; }
 
-# The arms of a comparison: each arm's port, and the bearer token its requests carry (none
-# when unset).
+# The arms of a comparison: each arm's port, the bearer token its requests carry (none
+# when unset), and the pid of its server process when its CPU time is to be measured.
 declare -A PORT=()
 declare -A BEARER=()
+declare -A SERVER_PID=()
+
+# `cpu_ticks PID`: the user plus system time of process PID, all its threads, in clock
+# ticks (fields 14 and 15 of /proc/PID/stat; the name in field 2 has no spaces here).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # `echo_rounds RAW ARM...`: ROUNDS interleaved rounds of `loadgen echo` with CONNECTIONS
 # connections on each arm in turn (WARMUP s unrecorded, then DURATION s), from LOAD_CPU;
-# one JSON line per arm and round into RAW.
+# one JSON line per arm and round into RAW, with the CPU seconds the arm's server used
+# during the round when SERVER_PID names it.
 echo_rounds() {
-  local raw=$1 round name url out
+  local raw=$1 round name url out before cpu
+  local tck
+  tck="$(getconf CLK_TCK)"
   shift
   : >"$raw"
   for round in $(seq "$ROUNDS"); do
@@ -101,9 +109,16 @@ echo_rounds() {
         LOADGEN_BEARER="${BEARER[$name]:-}" taskset -c "$LOAD_CPU" "$LOADGEN" echo --url "$url" \
           --connections "$CONNECTIONS" --duration "$WARMUP" >/dev/null
       fi
+      before=""
+      [[ -n "${SERVER_PID[$name]:-}" ]] && before="$(cpu_ticks "${SERVER_PID[$name]}")"
       out="$(LOADGEN_BEARER="${BEARER[$name]:-}" taskset -c "$LOAD_CPU" "$LOADGEN" echo --url "$url" \
         --connections "$CONNECTIONS" --duration "$DURATION")"
-      printf '{"arm":"%s","round":%s,"data":%s}\n' "$name" "$round" "$out" >>"$raw"
+      cpu=""
+      if [[ -n "$before" ]]; then
+        cpu="$(( $(cpu_ticks "${SERVER_PID[$name]}") - before ))"
+        cpu=",\"server_cpu_s\":$(awk -v t="$cpu" -v h="$tck" 'BEGIN {printf "%.2f", t / h}')"
+      fi
+      printf '{"arm":"%s","round":%s,"data":%s%s}\n' "$name" "$round" "$out" "$cpu" >>"$raw"
     done
   done
 }

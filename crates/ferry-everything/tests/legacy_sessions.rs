@@ -24,14 +24,20 @@ use serde_json::{Value, json};
 struct Instance {
     port: u16,
     child: Child,
+    /// Its sandbox folder, removed after it is killed (a killed server cannot remove a
+    /// temporary one of its own).
+    _sandbox: tempfile::TempDir,
 }
 
 impl Instance {
     fn start(redis: &RedisServer) -> Instance {
         let port = free_port();
+        let sandbox = tempfile::tempdir().expect("a sandbox folder");
         let child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
             .args(["--http", &format!("127.0.0.1:{port}")])
             .args(["--redis", &redis.url()])
+            .arg("--sandbox")
+            .arg(sandbox.path())
             .env("RUST_LOG", "error")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
@@ -41,7 +47,11 @@ impl Instance {
             wait_for_port(port, Duration::from_secs(20)),
             "ferry-everything did not start on {port}"
         );
-        Instance { port, child }
+        Instance {
+            port,
+            child,
+            _sandbox: sandbox,
+        }
     }
 
     fn client(&self) -> Client {

@@ -20,13 +20,17 @@ use ferry_testkit::services::{free_port, wait_for_port};
 use serde_json::json;
 use tracing::Instrument as _;
 
-/// A child process killed when dropped.
-struct Running(Child);
+/// A child process killed when dropped, and the sandbox folder it worked in (removed
+/// after it: a killed server cannot remove a temporary one of its own).
+struct Running {
+    child: Child,
+    _sandbox: tempfile::TempDir,
+}
 
 impl Drop for Running {
     fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
@@ -34,16 +38,22 @@ impl Drop for Running {
 /// `warn`, nothing inherited about export) and waits until it listens; its port.
 fn start_server(args: &[&str], env: &[(&str, &str)]) -> (Running, u16) {
     let port = free_port();
+    let sandbox = tempfile::tempdir().expect("a sandbox folder");
     let mut command = Command::new(env!("CARGO_BIN_EXE_ferry-everything"));
     command
         .args(["--http", &format!("127.0.0.1:{port}")])
+        .arg("--sandbox")
+        .arg(sandbox.path())
         .args(args)
         .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
         .env("RUST_LOG", "warn")
         .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
-    let server = Running(command.spawn().expect("start ferry-everything"));
+    let server = Running {
+        child: command.spawn().expect("start ferry-everything"),
+        _sandbox: sandbox,
+    };
     assert!(
         wait_for_port(port, Duration::from_secs(20)),
         "ferry-everything did not start on {port}"
@@ -128,10 +138,10 @@ async fn a_two_round_call_arrives_as_one_linked_trace() {
     drop(telemetry);
     // SIGTERM: the server drains and flushes its exporters on the way out.
     let _ = Command::new("kill")
-        .args(["-TERM", &server.0.id().to_string()])
+        .args(["-TERM", &server.child.id().to_string()])
         .status();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline && server.0.try_wait().ok().flatten().is_none() {
+    while Instant::now() < deadline && server.child.try_wait().ok().flatten().is_none() {
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -309,7 +319,7 @@ async fn spans_are_exported_over_grpc_too() {
         echo.attributes.get("gen_ai.tool.name").map(String::as_str),
         Some("echo")
     );
-    let _ = server.0.kill();
+    let _ = server.child.kill();
 }
 
 /// `--metrics` serves Prometheus text at `GET /metrics` (no OTLP export needed): after an

@@ -56,11 +56,14 @@ async fn wait_for(client: &Client, id: &str, status: &str) -> Value {
     panic!("task {id} never became {status}: {}", get(client, id).await);
 }
 
-/// The real binary on 127.0.0.1 (an OS-chosen port) with its tasks in `store`.
+/// The real binary on 127.0.0.1 (an OS-chosen port) with its tasks in `store` and its
+/// sandbox folder beside it (a killed server cannot remove a temporary one of its own).
 async fn spawn_http(store: &Path) -> (Child, SocketAddr) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_ferry-everything"))
         .args(["--http", "127.0.0.1:0", "--task-store"])
         .arg(store)
+        .arg("--sandbox")
+        .arg(store.with_file_name("sandbox"))
         .args(["--dev-token", &format!("alice={ALICE}")])
         .env("RUST_LOG", "info")
         .stdin(Stdio::null())

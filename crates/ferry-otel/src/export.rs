@@ -553,13 +553,22 @@ mod tests {
     /// the spans made next on the thread fill them instead of allocating.
     #[test]
     fn sent_spans_give_their_buffers_back() {
-        use tracing_subscriber::layer::SubscriberExt as _;
-
-        use crate::spans::{Sampler, SpanLayer};
+        use crate::collector::Collector;
+        use crate::filter::TargetFilter;
+        use crate::spans::{Sampler, SpanRecorder};
 
         let batcher = std::sync::Arc::new(Batcher::new(8, 2));
-        let layer = SpanLayer::new(Sampler::from_lookup(|_| None), Some(batcher.clone()));
-        let subscriber = tracing_subscriber::registry().with(layer);
+        let collector = || {
+            Collector::new(
+                None,
+                Some(SpanRecorder::new(
+                    TargetFilter::new("info".parse().expect("directives")),
+                    Sampler::from_lookup(|_| None),
+                    Some(batcher.clone()),
+                )),
+            )
+        };
+        let subscriber = collector();
         let big = "x".repeat(2 * SPARE_TEXT_MAX);
         tracing::subscriber::with_default(subscriber, || {
             let _big = tracing::info_span!("big", note = %big).entered();
@@ -569,10 +578,7 @@ mod tests {
                 let _s = tracing::info_span!("s", n = i, note = "short").entered();
             }
         };
-        let subscriber = tracing_subscriber::registry().with(SpanLayer::new(
-            Sampler::from_lookup(|_| None),
-            Some(batcher.clone()),
-        ));
+        let subscriber = collector();
         tracing::subscriber::with_default(subscriber, || made(3));
         let sent = batcher.take();
         assert_eq!(sent.len(), 4);
@@ -581,10 +587,7 @@ mod tests {
         let texts = batcher.spare_texts();
         assert_eq!(texts.len(), 2, "{texts:?}");
         assert!(texts.iter().all(|&(_, c)| c <= SPARE_TEXT_MAX), "{texts:?}");
-        let subscriber = tracing_subscriber::registry().with(SpanLayer::new(
-            Sampler::from_lookup(|_| None),
-            Some(batcher.clone()),
-        ));
+        let subscriber = collector();
         // The first span closes and takes a spare for the thread; the second fills that
         // one and takes the last.
         tracing::subscriber::with_default(subscriber, || made(2));

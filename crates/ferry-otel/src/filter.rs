@@ -1,17 +1,16 @@
-//! The per-layer filter of the log and span layers: a [`Targets`] filter that answers for
-//! request spans without matching directives.
+//! The filters of the log and span sides: a [`Targets`] filter that answers for request
+//! spans without matching directives.
 //!
-//! The two layers disagree about request spans (the span layer records them, the log
-//! layer leaves them out unless asked), so `tracing-subscriber` asks each filter about
-//! every request span as it is made. Matching a target against each directive costs
-//! hundreds of instructions per request; the answer for the two request targets depends
-//! only on their level, so it is worked out once, when the filter is built.
+//! The two sides disagree about request spans (spans are recorded, logs leave them out
+//! unless asked), so each is asked about every request span as it is made. Matching a
+//! target against each directive costs hundreds of instructions per request; the answer
+//! for the two request targets depends only on their level, so it is worked out once,
+//! when the filter is built.
 
 use tracing::level_filters::LevelFilter;
-use tracing::subscriber::Interest;
 use tracing::{Level, Metadata};
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::{Context, Filter};
+use tracing_subscriber::layer::Filter;
 
 use crate::metrics::{CLIENT_REQUEST_TARGET, SERVER_REQUEST_TARGET};
 
@@ -56,21 +55,16 @@ impl TargetFilter {
     }
 }
 
-impl<S> Filter<S> for TargetFilter {
-    fn enabled(&self, meta: &Metadata<'_>, _: &Context<'_, S>) -> bool {
+impl TargetFilter {
+    /// Whether events and spans of `meta` pass.
+    pub(crate) fn enables(&self, meta: &Metadata<'_>) -> bool {
         self.decide(meta.target(), meta.level())
     }
 
-    fn callsite_enabled(&self, meta: &'static Metadata<'static>) -> Interest {
-        if self.decide(meta.target(), meta.level()) {
-            Interest::always()
-        } else {
-            Interest::never()
-        }
-    }
-
-    fn max_level_hint(&self) -> Option<LevelFilter> {
-        Filter::<S>::max_level_hint(&self.targets)
+    /// The most verbose level anything passes at.
+    pub(crate) fn max_level(&self) -> Option<LevelFilter> {
+        Filter::<tracing_subscriber::Registry>::max_level_hint(&self.targets)
+            .map(|l| l.max(self.server).max(self.client))
     }
 }
 

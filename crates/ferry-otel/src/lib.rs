@@ -3,15 +3,18 @@
 //!
 //! Ferry's libraries emit through `tracing` only (a span per request, after the
 //! OpenTelemetry semantic conventions for MCP). This crate adds what turns those spans
-//! into OpenTelemetry: a span layer that gives every span a W3C trace context and records
-//! it for export, the hooks that parent a server span on the `traceparent` in a
-//! request's `_meta` and link the rounds of a multi round-trip call, a layer that derives
-//! the MCP metrics, the OTLP exporters, and Prometheus text for an opt-in `GET /metrics`.
+//! into OpenTelemetry: a `tracing` subscriber of its own that writes log lines and gives
+//! every span a W3C trace context and records it for export, the hooks that parent a
+//! server span on the `traceparent` in a request's `_meta` and link the rounds of a multi
+//! round-trip call, the MCP metrics derived from the recorded spans, the OTLP exporters,
+//! and Prometheus text for an opt-in `GET /metrics`.
 //!
-//! Spans go from the layer to a batch exporter of Ferry's own, which encodes them as
-//! OTLP protobuf in one pass and sends them from a thread of its own, so a traced request
-//! costs a few allocations and no copies through intermediate span types; metrics go
-//! through the OpenTelemetry SDK.
+//! The subscriber keeps spans in a concurrent slab and the spans each thread is in on a
+//! stack of that thread's, with no layers or per-layer filters between a span and what
+//! records it. Spans go from it to a batch exporter of Ferry's own, which encodes them
+//! as OTLP protobuf in one pass and sends them from a thread of its own, so a traced
+//! request costs a few allocations and no copies through intermediate span types;
+//! metrics go through the OpenTelemetry SDK.
 //!
 //! | variable | effect |
 //! | --- | --- |
@@ -39,9 +42,11 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod collector;
 mod config;
 mod export;
 mod filter;
+mod logs;
 mod metrics;
 mod otlp;
 mod prometheus_text;
@@ -50,9 +55,7 @@ mod spans;
 use opentelemetry_otlp::WithExportConfig as _;
 use opentelemetry_sdk::Resource;
 use opentelemetry_sdk::metrics::SdkMeterProvider;
-use tracing_subscriber::Layer;
 use tracing_subscriber::filter::Targets;
-use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 
 pub use config::{ExportConfig, Protocol};
@@ -137,25 +140,18 @@ impl Telemetry {
     }
 
     /// Installs the global `tracing` subscriber: logs on stderr and, when export is on
-    /// or Prometheus asked for, the OpenTelemetry layers.
+    /// or Prometheus asked for, span recording and metrics. Records of the `log` crate
+    /// are forwarded to it too.
     pub fn init(self) -> Result<TelemetryGuard, Error> {
         let export = match self.export {
             Some(c) => c,
             None => ExportConfig::from_env()?,
         };
-        let log_filter = log_filter(self.log_filter)?;
-        let fmt = tracing_subscriber::fmt::layer()
-            .with_writer(std::io::stderr)
-            .with_ansi(stderr_colors(std::env::var_os("NO_COLOR").as_deref()));
-        let fmt = if self.json_logs {
-            fmt.json().boxed()
-        } else {
-            fmt.boxed()
-        };
-        let mut layers: Vec<Box<dyn Layer<tracing_subscriber::Registry> + Send + Sync>> = vec![
-            fmt.with_filter(filter::TargetFilter::new(log_filter))
-                .boxed(),
-        ];
+        let logs = logs::Logs::stderr(
+            filter::TargetFilter::new(log_filter(self.log_filter)?),
+            self.json_logs,
+            stderr_colors(std::env::var_os("NO_COLOR").as_deref()),
+        );
 
         let resource = resource(&self.service_name, export.service_name.as_deref());
         let record_spans = export.enabled || self.always_trace;
@@ -179,6 +175,7 @@ impl Telemetry {
         }
 
         let mut span_exporter = None;
+        let mut spans = None;
         if record_spans || instruments.is_some() {
             let env = |k: &str| std::env::var(k).ok();
             let sampler = spans::Sampler::from_lookup(env);
@@ -189,18 +186,16 @@ impl Telemetry {
                 span_exporter = Some(exporter);
             }
             let sink = span_exporter.as_ref().map(export::Exporter::batcher);
-            // One layer records spans for export and measures them: with spans off it
-            // sees only the request spans and the events metrics count.
+            // The span side records spans for export and measures them: with spans off
+            // it sees only the request spans and the events metrics count.
             let filter = if record_spans {
                 otel_filter(instruments.is_some())
             } else {
                 metrics_filter()
             };
-            layers.push(
-                spans::SpanLayer::new(sampler, sink)
-                    .with_metrics(instruments)
-                    .with_filter(filter::TargetFilter::new(filter))
-                    .boxed(),
+            spans = Some(
+                spans::SpanRecorder::new(filter::TargetFilter::new(filter), sampler, sink)
+                    .with_metrics(instruments),
             );
             if record_spans {
                 spans::set_sampler(sampler);
@@ -208,8 +203,7 @@ impl Telemetry {
             }
         }
 
-        tracing_subscriber::registry()
-            .with(layers)
+        collector::Collector::new(Some(logs), spans)
             .try_init()
             .map_err(|_| Error::AlreadyInstalled)?;
         Ok(TelemetryGuard {
@@ -343,7 +337,7 @@ fn otel_filter(metrics: bool) -> Targets {
     f
 }
 
-/// What the span layer sees when only metrics are kept: request spans and the events
+/// What the span side sees when only metrics are kept: request spans and the events
 /// it counts.
 fn metrics_filter() -> Targets {
     Targets::new()

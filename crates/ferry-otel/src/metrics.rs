@@ -1,4 +1,4 @@
-//! MCP metrics, derived from Ferry's request spans and events (by the span layer, from
+//! MCP metrics, derived from Ferry's request spans and events (by the span side, from
 //! the record it keeps of each span), so the libraries need no metrics API: the
 //! convention's operation durations (`mcp.server.operation.duration`,
 //! `mcp.client.operation.duration`, seconds), requests by method and outcome, multi
@@ -277,7 +277,7 @@ fn attribute_value(value: &str) -> StringValue {
     }
 }
 
-/// The fields of the events the layer counts.
+/// The fields of the events the metrics count.
 #[derive(Default)]
 struct EventFields {
     reason: Option<String>,

@@ -281,20 +281,20 @@ impl SpanRecord {
 mod tests {
     use std::sync::Arc;
 
+    use super::*;
+    use crate::collector::Collector;
+    use crate::export::Batcher;
+    use crate::filter::TargetFilter;
+    use crate::spans::{Sampler, SpanRecorder, hooks};
     use ferry_protocol::trace::TraceContext;
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
     use prost::Message as _;
-    use tracing_subscriber::layer::SubscriberExt as _;
-
-    use super::*;
-    use crate::export::Batcher;
-    use crate::spans::{Sampler, SpanLayer, hooks};
 
     const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
     const EARLIER: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
 
-    /// Spans made through `tracing`, recorded by the layer and encoded here, decode with
+    /// Spans made through `tracing`, recorded by the subscriber and encoded here, decode with
     /// opentelemetry-proto's own message types into what was recorded.
     #[test]
     fn short_text_attributes_encode_as_nested_ones_do() {
@@ -314,10 +314,14 @@ mod tests {
     #[test]
     fn recorded_spans_decode_as_an_otlp_request() {
         let batcher = Arc::new(Batcher::new(64, 64));
-        let layer = SpanLayer::new(Sampler::from_lookup(|_| None), Some(batcher.clone()));
+        let recorder = SpanRecorder::new(
+            TargetFilter::new("info".parse().expect("directives")),
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        );
         let h = hooks();
         let long = "é".repeat(100);
-        tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        tracing::subscriber::with_default(Collector::new(None, Some(recorder)), || {
             let outer = tracing::info_span!(
                 "outer",
                 otel.kind = "server",

@@ -1,7 +1,7 @@
-//! Ferry's span pipeline: a `tracing` layer that gives every span it sees a W3C trace
-//! context (trace id, span id, parent, flags, `tracestate`) and records its name, kind,
-//! attributes, events, links and status into one [`SpanRecord`], handed to the exporter
-//! when the span closes.
+//! Ferry's span pipeline: the span side of the subscriber ([`crate::collector`]), which
+//! gives every span it records a W3C trace context (trace id, span id, parent, flags,
+//! `tracestate`) and records its name, kind, attributes, events, links and status into
+//! one [`SpanRecord`], handed to the exporter when the span closes.
 //!
 //! A record keeps all of its text (attribute values, the name when it is computed, event
 //! fields) in one buffer, so a request span costs a handful of allocations, and the
@@ -22,12 +22,12 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use ferry_protocol::trace::{TraceContext, TraceHooks};
 use rand::RngCore as _;
 use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Subscriber};
-use tracing_subscriber::layer::Context;
-use tracing_subscriber::registry::{LookupSpan, Registry};
+use tracing::span::{Attributes, Record};
+use tracing::{Event, Level};
 
+use crate::collector::Collector;
 use crate::export::{Batcher, Spare};
+use crate::filter::TargetFilter;
 use crate::metrics::{Instruments, Side};
 
 /// Attributes, events and links kept per span (the OpenTelemetry SDK's default limits);
@@ -343,8 +343,14 @@ thread_local! {
     static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
 }
 
-/// The layer that records spans, for export and for the metrics derived from them.
-pub(crate) struct SpanLayer {
+/// What a new span inherits from the nearest recorded span above it: trace id, the
+/// parent's span id, trace flags and `tracestate`.
+pub(crate) type Inherited = ([u8; 16], [u8; 8], u8, Option<String>);
+
+/// The span side of the subscriber: which spans and events it records, how new traces
+/// are sampled, where closed spans go and what they are measured with.
+pub(crate) struct SpanRecorder {
+    filter: TargetFilter,
     sampler: Sampler,
     /// Where closed, sampled spans go; `None` when spans only carry ids (nothing is
     /// exported).
@@ -353,9 +359,12 @@ pub(crate) struct SpanLayer {
     metrics: Option<Instruments>,
 }
 
-impl SpanLayer {
-    pub(crate) fn new(sampler: Sampler, sink: Option<Arc<Batcher>>) -> Self {
-        SpanLayer {
+impl SpanRecorder {
+    /// Records what `filter` enables, sampling new traces with `sampler`, sending
+    /// closed spans to `sink`.
+    pub(crate) fn new(filter: TargetFilter, sampler: Sampler, sink: Option<Arc<Batcher>>) -> Self {
+        SpanRecorder {
+            filter,
             sampler,
             sink,
             metrics: None,
@@ -366,6 +375,16 @@ impl SpanLayer {
     pub(crate) fn with_metrics(mut self, instruments: Option<Instruments>) -> Self {
         self.metrics = instruments;
         self
+    }
+
+    /// Whether spans and events of `meta` are recorded.
+    pub(crate) fn enables(&self, meta: &tracing::Metadata<'_>) -> bool {
+        self.filter.enables(meta)
+    }
+
+    /// The most verbose level anything is recorded at.
+    pub(crate) fn max_level(&self) -> Option<tracing::level_filters::LevelFilter> {
+        self.filter.max_level()
     }
 }
 
@@ -498,29 +517,10 @@ impl Visit for Recorder<'_> {
     }
 }
 
-impl<S> tracing_subscriber::Layer<S> for SpanLayer
-where
-    S: Subscriber + for<'a> LookupSpan<'a>,
-{
-    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else {
-            return;
-        };
-        let parent = if let Some(p) = attrs.parent() {
-            ctx.span(p)
-        } else if attrs.is_contextual() {
-            ctx.lookup_current()
-        } else {
-            None
-        };
-        // The nearest ancestor this layer recorded.
-        let inherited = parent.and_then(|p| {
-            p.scope().find_map(|s| {
-                s.extensions()
-                    .get::<SpanRecord>()
-                    .map(|r| (r.trace_id, r.span_id, r.flags, r.trace_state.clone()))
-            })
-        });
+impl SpanRecorder {
+    /// The record of a new span, under the recorded span `inherited` describes (none: a
+    /// new trace).
+    pub(crate) fn open(&self, attrs: &Attributes<'_>, inherited: Option<Inherited>) -> SpanRecord {
         // Ids are filled from whole words of the generator's stream: sampling a byte array
         // element by element would draw a word per byte.
         let mut rng = rand::rng();
@@ -593,47 +593,33 @@ where
             span: &mut record,
             dest: Dest::Span { fresh: true },
         });
-        span.extensions_mut().insert(record);
+        record
     }
 
-    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(id) else {
-            return;
-        };
-        if let Some(record) = span.extensions_mut().get_mut::<SpanRecord>() {
-            values.record(&mut Recorder {
-                span: record,
-                dest: Dest::Span { fresh: false },
-            });
-        }
+    /// Values recorded on a span after it was made.
+    pub(crate) fn record(&self, record: &mut SpanRecord, values: &Record<'_>) {
+        values.record(&mut Recorder {
+            span: record,
+            dest: Dest::Span { fresh: false },
+        });
     }
 
-    fn on_follows_from(&self, id: &Id, follows: &Id, ctx: Context<'_, S>) {
-        let Some(other) = ctx
-            .span(follows)
-            .and_then(|s| s.extensions().get::<SpanRecord>().map(link_to))
-        else {
-            return;
-        };
-        if let Some(span) = ctx.span(id)
-            && let Some(record) = span.extensions_mut().get_mut::<SpanRecord>()
-            && record.links.len() < MAX_LINKS
-        {
+    /// Links `record` to the span `other` follows from.
+    pub(crate) fn follows(&self, record: &mut SpanRecord, other: Link) {
+        if record.links.len() < MAX_LINKS {
             record.links.push(other);
         }
     }
 
-    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+    /// Counts `event` if it is one the metrics count.
+    pub(crate) fn measure_event(&self, event: &Event<'_>) {
         if let Some(m) = &self.metrics {
             m.event(event);
         }
-        let Some(span) = ctx.event_span(event) else {
-            return;
-        };
-        let mut ext = span.extensions_mut();
-        let Some(record) = ext.get_mut::<SpanRecord>() else {
-            return;
-        };
+    }
+
+    /// Adds `event` to the span it happened in, when that span is sampled.
+    pub(crate) fn event(&self, record: &mut SpanRecord, event: &Event<'_>) {
         if !record.sampled() || record.events.len() >= MAX_EVENTS {
             return;
         }
@@ -652,13 +638,8 @@ where
         record.events.push(ev);
     }
 
-    fn on_close(&self, id: Id, ctx: Context<'_, S>) {
-        let Some(span) = ctx.span(&id) else {
-            return;
-        };
-        let Some(mut record) = span.extensions_mut().remove::<SpanRecord>() else {
-            return;
-        };
+    /// A span closed: measures it and sends it for export when sampled.
+    pub(crate) fn close(&self, mut record: SpanRecord) {
         // One clock read: the end is the start plus the monotonic time since, so a
         // span never ends before it starts and its duration is the measured one.
         let elapsed = record.started.elapsed();
@@ -678,6 +659,23 @@ where
     }
 }
 
+impl SpanRecord {
+    /// What a span made under this one inherits.
+    pub(crate) fn inherited(&self) -> Inherited {
+        (
+            self.trace_id,
+            self.span_id,
+            self.flags,
+            self.trace_state.clone(),
+        )
+    }
+
+    /// A link to this span.
+    pub(crate) fn link(&self) -> Link {
+        link_to(self)
+    }
+}
+
 fn link_to(r: &SpanRecord) -> Link {
     Link {
         trace_id: r.trace_id,
@@ -691,11 +689,8 @@ fn link_to(r: &SpanRecord) -> Link {
 fn with_record<R>(span: &tracing::Span, f: impl FnOnce(&mut SpanRecord) -> R) -> Option<R> {
     let mut f = Some(f);
     span.with_subscriber(|(id, dispatch)| {
-        let registry = dispatch.downcast_ref::<Registry>()?;
-        let span = registry.span(id)?;
-        let mut ext = span.extensions_mut();
-        let record = ext.get_mut::<SpanRecord>()?;
-        f.take().map(|f| f(record))
+        let collector = dispatch.downcast_ref::<Collector>()?;
+        collector.with_record(id, |record| f.take().map(|f| f(record)))?
     })
     .flatten()
 }

@@ -1,0 +1,402 @@
+//! The `tracing` subscriber [`crate::Telemetry`] installs: one type that keeps the spans,
+//! writes the log lines and records spans for OpenTelemetry, with no layers between.
+//!
+//! Each side has its own filter, and a span or event is kept when either wants it. A span
+//! lives in a slot of a concurrent slab (its id is the slot's key), with its reference
+//! count, its parent and, behind a lock no other thread contends for, what each side
+//! keeps of it: the OpenTelemetry record, the formatted fields of a logged span. The spans
+//! a thread has entered are a stack of that thread's, so entering and leaving one touches
+//! no shared memory.
+
+use std::cell::RefCell;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use sharded_slab::Slab;
+use tracing::level_filters::LevelFilter;
+use tracing::span::{Attributes, Id, Record};
+use tracing::subscriber::Interest;
+use tracing::{Event, Metadata, Subscriber};
+use tracing_core::span::Current;
+
+use crate::logs::Logs;
+use crate::spans::{SpanRecord, SpanRecorder};
+
+/// Ferry's subscriber: logs and OpenTelemetry spans, each side optional.
+pub(crate) struct Collector {
+    /// Tells this subscriber's entries apart in the per-thread stacks (tests install
+    /// several, one after another, on one thread).
+    number: u64,
+    logs: Option<Logs>,
+    spans: Option<SpanRecorder>,
+    slots: Slab<Slot>,
+}
+
+/// One live span.
+struct Slot {
+    meta: &'static Metadata<'static>,
+    /// Handles to the span (its `Span`s and its children); it closes at zero.
+    refs: AtomicUsize,
+    /// The span it was made in (holding one of that span's references).
+    parent: Option<Id>,
+    kept: Mutex<Kept>,
+}
+
+/// What the two sides keep of a span.
+struct Kept {
+    /// For OpenTelemetry.
+    record: Option<SpanRecord>,
+    /// For log lines: the fields, formatted.
+    log_fields: Option<String>,
+}
+
+/// The spans each thread is in, innermost last: (subscriber number, span).
+type Stack = Vec<(u64, Id)>;
+
+thread_local! {
+    static STACK: RefCell<Stack> = const { RefCell::new(Vec::new()) };
+}
+
+impl Collector {
+    /// A subscriber with these sides.
+    pub(crate) fn new(logs: Option<Logs>, spans: Option<SpanRecorder>) -> Self {
+        static NUMBER: AtomicU64 = AtomicU64::new(1);
+        Collector {
+            number: NUMBER.fetch_add(1, Ordering::Relaxed),
+            logs,
+            spans,
+            slots: Slab::new(),
+        }
+    }
+
+    fn wanted(&self, meta: &Metadata<'_>) -> (bool, bool) {
+        (
+            self.logs.as_ref().is_some_and(|l| l.enables(meta)),
+            self.spans.as_ref().is_some_and(|s| s.enables(meta)),
+        )
+    }
+
+    /// The innermost span this thread is in, by this subscriber.
+    fn current(&self) -> Option<Id> {
+        STACK.with(|s| {
+            s.borrow()
+                .iter()
+                .rev()
+                .find(|(n, _)| *n == self.number)
+                .map(|(_, id)| id.clone())
+        })
+    }
+
+    /// The span a new span or an event belongs to: the one given, the current one, or
+    /// none.
+    fn parent_of(&self, explicit: Option<&Id>, contextual: bool) -> Option<Id> {
+        match explicit {
+            Some(id) => Some(id.clone()),
+            None if contextual => self.current(),
+            None => None,
+        }
+    }
+
+    fn key(id: &Id) -> usize {
+        // Ids are keys plus one (an id is never zero); a key is below `usize::MAX`.
+        usize::try_from(id.into_u64().saturating_sub(1)).unwrap_or(usize::MAX)
+    }
+
+    /// Runs `f` on the OpenTelemetry record of span `id`, if it has one.
+    pub(crate) fn with_record<R>(
+        &self,
+        id: &Id,
+        f: impl FnOnce(&mut SpanRecord) -> R,
+    ) -> Option<R> {
+        let slot = self.slots.get(Self::key(id))?;
+        let mut kept = slot.kept.lock().ok()?;
+        kept.record.as_mut().map(f)
+    }
+
+    /// What a span made under `parent` inherits: from the nearest recorded span up.
+    fn inherited(&self, parent: Option<&Id>) -> Option<crate::spans::Inherited> {
+        let mut next = parent.cloned();
+        while let Some(id) = next {
+            let slot = self.slots.get(Self::key(&id))?;
+            if let Ok(kept) = slot.kept.lock()
+                && let Some(r) = &kept.record
+            {
+                return Some(r.inherited());
+            }
+            next = slot.parent.clone();
+        }
+        None
+    }
+
+    /// The logged spans from `innermost` outwards, as (name, formatted fields),
+    /// outermost first.
+    fn log_scope(&self, innermost: Option<Id>) -> Vec<(&'static str, String)> {
+        let mut scope = Vec::new();
+        let mut next = innermost;
+        // A span tree deeper than this is cut: a log line stays bounded.
+        while let Some(id) = next
+            && scope.len() < 64
+        {
+            let Some(slot) = self.slots.get(Self::key(&id)) else {
+                break;
+            };
+            if let Ok(kept) = slot.kept.lock()
+                && let Some(fields) = &kept.log_fields
+            {
+                scope.push((slot.meta.name(), fields.clone()));
+            }
+            next = slot.parent.clone();
+        }
+        scope.reverse();
+        scope
+    }
+
+    /// Drops one reference to span `id`; the last one closes it. Returns whether it
+    /// closed.
+    fn release(&self, id: &Id) -> bool {
+        let key = Self::key(id);
+        let Some(slot) = self.slots.get(key) else {
+            return false;
+        };
+        if slot.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return false;
+        }
+        let record = slot.kept.lock().ok().and_then(|mut k| k.record.take());
+        let parent = slot.parent.clone();
+        drop(slot);
+        self.slots.remove(key);
+        if let (Some(spans), Some(record)) = (&self.spans, record) {
+            spans.close(record);
+        }
+        if let Some(parent) = parent {
+            self.release(&parent);
+        }
+        true
+    }
+}
+
+impl Subscriber for Collector {
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        match self.wanted(meta) {
+            (false, false) => Interest::never(),
+            _ => Interest::always(),
+        }
+    }
+
+    fn enabled(&self, meta: &Metadata<'_>) -> bool {
+        let (log, span) = self.wanted(meta);
+        log || span
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        let log = self.logs.as_ref().and_then(Logs::max_level);
+        let span = self.spans.as_ref().and_then(SpanRecorder::max_level);
+        Some(
+            log.unwrap_or(LevelFilter::OFF)
+                .max(span.unwrap_or(LevelFilter::OFF)),
+        )
+    }
+
+    fn new_span(&self, attrs: &Attributes<'_>) -> Id {
+        let meta = attrs.metadata();
+        let (log, span) = self.wanted(meta);
+        let parent = self.parent_of(attrs.parent(), attrs.is_contextual());
+        // The child holds a reference to its parent, so the scope above it stays
+        // readable while it lives.
+        let parent = parent.filter(|p| {
+            self.slots
+                .get(Self::key(p))
+                .map(|s| s.refs.fetch_add(1, Ordering::Relaxed))
+                .is_some()
+        });
+        let record = match &self.spans {
+            Some(spans) if span => Some(spans.open(attrs, self.inherited(parent.as_ref()))),
+            _ => None,
+        };
+        let log_fields = match &self.logs {
+            Some(logs) if log => {
+                let mut fields = String::new();
+                logs.span_fields(&Record::new(attrs.values()), &mut fields);
+                Some(fields)
+            }
+            _ => None,
+        };
+        let slot = Slot {
+            meta,
+            refs: AtomicUsize::new(1),
+            parent,
+            kept: Mutex::new(Kept { record, log_fields }),
+        };
+        match self.slots.insert(slot) {
+            Some(key) => Id::from_u64(key as u64 + 1),
+            // The slab is full (billions of live spans): the span goes unrecorded, under
+            // an id no slot will ever have.
+            None => Id::from_u64(u64::MAX),
+        }
+    }
+
+    fn record(&self, id: &Id, values: &Record<'_>) {
+        let Some(slot) = self.slots.get(Self::key(id)) else {
+            return;
+        };
+        let Ok(mut kept) = slot.kept.lock() else {
+            return;
+        };
+        let kept = &mut *kept;
+        if let (Some(spans), Some(record)) = (&self.spans, kept.record.as_mut()) {
+            spans.record(record, values);
+        }
+        if let (Some(logs), Some(fields)) = (&self.logs, kept.log_fields.as_mut()) {
+            logs.span_fields(values, fields);
+        }
+    }
+
+    fn record_follows_from(&self, id: &Id, follows: &Id) {
+        let (Some(spans), Some(link)) = (&self.spans, self.with_record(follows, |r| r.link()))
+        else {
+            return;
+        };
+        self.with_record(id, |r| spans.follows(r, link));
+    }
+
+    fn event(&self, event: &Event<'_>) {
+        let (log, span) = self.wanted(event.metadata());
+        let parent = self.parent_of(event.parent(), event.is_contextual());
+        if let Some(spans) = &self.spans
+            && span
+        {
+            spans.measure_event(event);
+            if let Some(id) = &parent {
+                self.with_record(id, |r| spans.event(r, event));
+            }
+        }
+        if let Some(logs) = &self.logs
+            && log
+        {
+            logs.event(event, &self.log_scope(parent));
+        }
+    }
+
+    fn enter(&self, id: &Id) {
+        // Only a live span is entered (its handle holds a reference), so the stack needs
+        // no reference of its own, nor a look at the slot.
+        STACK.with(|s| s.borrow_mut().push((self.number, id.clone())));
+    }
+
+    fn exit(&self, id: &Id) {
+        STACK.with(|s| {
+            let mut stack = s.borrow_mut();
+            if let Some(at) = stack
+                .iter()
+                .rposition(|(n, entered)| *n == self.number && entered == id)
+            {
+                stack.remove(at);
+            }
+        });
+    }
+
+    fn current_span(&self) -> Current {
+        let current = self.current().and_then(|id| {
+            let meta = self.slots.get(Self::key(&id))?.meta;
+            Some((id, meta))
+        });
+        match current {
+            Some((id, meta)) => Current::new(id, meta),
+            None => Current::none(),
+        }
+    }
+
+    fn clone_span(&self, id: &Id) -> Id {
+        if let Some(slot) = self.slots.get(Self::key(id)) {
+            slot.refs.fetch_add(1, Ordering::Relaxed);
+        }
+        id.clone()
+    }
+
+    fn try_close(&self, id: Id) -> bool {
+        self.release(&id)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::export::Batcher;
+    use crate::filter::TargetFilter;
+    use crate::spans::Sampler;
+
+    fn recorder(batcher: &Arc<Batcher>) -> SpanRecorder {
+        SpanRecorder::new(
+            TargetFilter::new("info".parse().expect("directives")),
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        )
+    }
+
+    /// A span closes when its last handle goes, children first; a child keeps its
+    /// parent open; every slot is freed.
+    #[test]
+    fn spans_close_when_their_last_handle_goes() {
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let collector = Collector::new(None, Some(recorder(&batcher)));
+        let dispatch = tracing::Dispatch::new(collector);
+        let mut ids = Vec::new();
+        tracing::dispatcher::with_default(&dispatch, || {
+            let outer = tracing::info_span!("outer");
+            ids.extend(outer.id());
+            let copy = outer.clone();
+            let inner = outer.in_scope(|| tracing::info_span!("inner"));
+            ids.extend(inner.id());
+            drop(outer);
+            assert!(batcher.take().is_empty(), "a copy is still held");
+            drop(copy);
+            assert!(batcher.take().is_empty(), "the child holds its parent");
+            let current = inner.in_scope(tracing::Span::current);
+            assert_eq!(current.id(), inner.id());
+            drop(current);
+            drop(inner);
+            let closed = batcher.take();
+            let names: Vec<&str> = closed.iter().map(SpanRecord::name).collect();
+            assert_eq!(names, ["inner", "outer"]);
+            assert_eq!(closed[0].parent_id, Some(closed[1].span_id));
+            assert_eq!(closed[0].trace_id, closed[1].trace_id);
+        });
+        let collector = dispatch.downcast_ref::<Collector>().expect("ours");
+        assert_eq!(ids.len(), 2);
+        for id in &ids {
+            assert!(collector.slots.get(Collector::key(id)).is_none(), "freed");
+        }
+        STACK.with(|s| assert!(s.borrow().is_empty()));
+    }
+
+    /// Spans entered on one thread are that thread's current spans only, and leaving
+    /// them out of order leaves the stack right.
+    #[test]
+    fn the_current_span_is_per_thread() {
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let dispatch = tracing::Dispatch::new(Collector::new(None, Some(recorder(&batcher))));
+        tracing::dispatcher::with_default(&dispatch, || {
+            let a = tracing::info_span!("a");
+            let b = tracing::info_span!("b");
+            let ea = a.enter();
+            let eb = b.enter();
+            let elsewhere = {
+                let dispatch = dispatch.clone();
+                std::thread::spawn(move || {
+                    tracing::dispatcher::with_default(&dispatch, || {
+                        tracing::Span::current().is_none()
+                    })
+                })
+                .join()
+                .expect("thread")
+            };
+            assert!(elsewhere);
+            drop(ea);
+            assert_eq!(tracing::Span::current().id(), b.id());
+            drop(eb);
+            assert!(tracing::Span::current().is_none());
+        });
+    }
+}
