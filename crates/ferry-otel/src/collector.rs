@@ -8,9 +8,9 @@
 //! a thread has entered are a stack of that thread's, so entering and leaving one touches
 //! no shared memory.
 
-use std::cell::RefCell;
-use std::sync::Mutex;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use sharded_slab::Slab;
 use tracing::level_filters::LevelFilter;
@@ -55,6 +55,48 @@ type Stack = Vec<(u64, Id)>;
 
 thread_local! {
     static STACK: RefCell<Stack> = const { RefCell::new(Vec::new()) };
+    /// How many slot locks this thread holds.
+    static HOLDING: Cell<u32> = const { Cell::new(0) };
+}
+
+/// A slot's lock, held.
+struct Held<'a>(MutexGuard<'a, Kept>);
+
+impl Slot {
+    /// Locks what the sides keep of this span. A thread already holding a slot's lock
+    /// is recording a value whose `Debug` or `Display` uses `tracing` itself (logs an
+    /// event, makes or drops a span): it only tries, so it never waits on a lock it
+    /// holds; what it then cannot lock goes unrecorded.
+    fn lock(&self) -> Option<Held<'_>> {
+        let nested = HOLDING.with(Cell::get) > 0;
+        let guard = if nested {
+            self.kept.try_lock().ok()?
+        } else {
+            self.kept.lock().ok()?
+        };
+        HOLDING.with(|h| h.set(h.get() + 1));
+        Some(Held(guard))
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        HOLDING.with(|h| h.set(h.get().saturating_sub(1)));
+    }
+}
+
+impl std::ops::Deref for Held<'_> {
+    type Target = Kept;
+
+    fn deref(&self) -> &Kept {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for Held<'_> {
+    fn deref_mut(&mut self) -> &mut Kept {
+        &mut self.0
+    }
 }
 
 impl Collector {
@@ -109,7 +151,7 @@ impl Collector {
         f: impl FnOnce(&mut SpanRecord) -> R,
     ) -> Option<R> {
         let slot = self.slots.get(Self::key(id))?;
-        let mut kept = slot.kept.lock().ok()?;
+        let mut kept = slot.lock()?;
         kept.record.as_mut().map(f)
     }
 
@@ -118,7 +160,7 @@ impl Collector {
         let mut next = parent.cloned();
         while let Some(id) = next {
             let slot = self.slots.get(Self::key(&id))?;
-            if let Ok(kept) = slot.kept.lock()
+            if let Some(kept) = slot.lock()
                 && let Some(r) = &kept.record
             {
                 return Some(r.inherited());
@@ -140,7 +182,7 @@ impl Collector {
             let Some(slot) = self.slots.get(Self::key(&id)) else {
                 break;
             };
-            if let Ok(kept) = slot.kept.lock()
+            if let Some(kept) = slot.lock()
                 && let Some(fields) = &kept.log_fields
             {
                 scope.push((slot.meta.name(), fields.clone()));
@@ -151,27 +193,31 @@ impl Collector {
         scope
     }
 
-    /// Drops one reference to span `id`; the last one closes it. Returns whether it
-    /// closed.
+    /// Drops one reference to span `id`; the last one closes it, and drops its
+    /// reference to its parent in turn. Returns whether `id` closed.
     fn release(&self, id: &Id) -> bool {
-        let key = Self::key(id);
-        let Some(slot) = self.slots.get(key) else {
-            return false;
-        };
-        if slot.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return false;
+        let mut next = Some(id.clone());
+        let mut first = true;
+        let mut closed = false;
+        while let Some(id) = next.take() {
+            let key = Self::key(&id);
+            let Some(slot) = self.slots.get(key) else {
+                break;
+            };
+            if slot.refs.fetch_sub(1, Ordering::AcqRel) != 1 {
+                break;
+            }
+            let record = slot.lock().and_then(|mut k| k.record.take());
+            next = slot.parent.clone();
+            drop(slot);
+            self.slots.remove(key);
+            if let (Some(spans), Some(record)) = (&self.spans, record) {
+                spans.close(record);
+            }
+            closed |= first;
+            first = false;
         }
-        let record = slot.kept.lock().ok().and_then(|mut k| k.record.take());
-        let parent = slot.parent.clone();
-        drop(slot);
-        self.slots.remove(key);
-        if let (Some(spans), Some(record)) = (&self.spans, record) {
-            spans.close(record);
-        }
-        if let Some(parent) = parent {
-            self.release(&parent);
-        }
-        true
+        closed
     }
 }
 
@@ -239,7 +285,7 @@ impl Subscriber for Collector {
         let Some(slot) = self.slots.get(Self::key(id)) else {
             return;
         };
-        let Ok(mut kept) = slot.kept.lock() else {
+        let Some(mut kept) = slot.lock() else {
             return;
         };
         let kept = &mut *kept;
@@ -369,6 +415,41 @@ mod tests {
             assert!(collector.slots.get(Collector::key(id)).is_none(), "freed");
         }
         STACK.with(|s| assert!(s.borrow().is_empty()));
+    }
+
+    /// A value whose `Debug` uses `tracing` while it is recorded (logs an event in the
+    /// span being recorded, makes and drops a span) neither deadlocks nor is lost
+    /// beyond what it cannot reach.
+    #[test]
+    fn values_that_trace_while_recorded_do_not_deadlock() {
+        struct Chatty;
+        impl std::fmt::Debug for Chatty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                tracing::info!("formatting");
+                drop(tracing::info_span!("inside"));
+                f.write_str("chatty")
+            }
+        }
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let lines = Arc::new(Mutex::new(0usize));
+        let count = lines.clone();
+        let logs = Logs::new(
+            TargetFilter::new("info".parse().expect("directives")),
+            false,
+            false,
+            Arc::new(move |_: &[u8]| *count.lock().expect("count") += 1),
+        );
+        let collector = Collector::new(Some(logs), Some(recorder(&batcher)));
+        tracing::subscriber::with_default(collector, || {
+            let span = tracing::info_span!("outer", made = ?Chatty, late = tracing::field::Empty);
+            let _in = span.enter();
+            span.record("late", tracing::field::debug(Chatty));
+            tracing::info!(value = ?Chatty, "event");
+        });
+        let spans = batcher.take();
+        let outer = spans.iter().find(|s| s.name() == "outer").expect("outer");
+        assert!(outer.text.contains("chatty"), "{:?}", outer.text);
+        assert!(*lines.lock().expect("count") >= 3);
     }
 
     /// Spans entered on one thread are that thread's current spans only, and leaving
