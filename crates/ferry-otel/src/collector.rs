@@ -3,10 +3,10 @@
 //!
 //! Each side has its own filter, and a span or event is kept when either wants it. A span
 //! lives in a slot of a concurrent slab (its id is the slot's key), with its reference
-//! count, its parent and, behind a lock no other thread contends for, what each side
-//! keeps of it: the OpenTelemetry record, the formatted fields of a logged span. The spans
-//! a thread has entered are a stack of that thread's, so entering and leaving one touches
-//! no shared memory.
+//! count, its parent and, behind a lock of its own, what each side keeps of it: the
+//! OpenTelemetry record, the formatted fields of a logged span. The spans a thread has
+//! entered are a stack of that thread's, so entering and leaving one touches no shared
+//! memory.
 
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -441,6 +441,12 @@ mod tests {
         );
         let collector = Collector::new(Some(logs), Some(recorder(&batcher)));
         tracing::subscriber::with_default(collector, || {
+            // `tracing` itself drops events made inside a dispatch of the thread's
+            // default subscriber (the span made below, the last event), and a callsite
+            // first reached there stays off. Reached here first, the event inside
+            // `Debug` is on: recording a span's value (a direct call, not a dispatch)
+            // then delivers it while the span's slot is locked.
+            let _ = format!("{Chatty:?}");
             let span = tracing::info_span!("outer", made = ?Chatty, late = tracing::field::Empty);
             let _in = span.enter();
             span.record("late", tracing::field::debug(Chatty));
@@ -449,7 +455,9 @@ mod tests {
         let spans = batcher.take();
         let outer = spans.iter().find(|s| s.name() == "outer").expect("outer");
         assert!(outer.text.contains("chatty"), "{:?}", outer.text);
-        assert!(*lines.lock().expect("count") >= 3);
+        // The first line, the last event's, and at least one from inside `record`.
+        let n = *lines.lock().expect("count");
+        assert!(n >= 3, "{n} lines");
     }
 
     /// Spans entered on one thread are that thread's current spans only, and leaving
