@@ -155,19 +155,20 @@ impl Collector {
         kept.record.as_mut().map(f)
     }
 
-    /// What a span made under `parent` inherits: from the nearest recorded span up.
-    fn inherited(&self, parent: Option<&Id>) -> Option<crate::spans::Inherited> {
-        let mut next = parent.cloned();
-        while let Some(id) = next {
-            let slot = self.slots.get(Self::key(&id))?;
+    /// What a span made under `slot`'s span inherits: from the nearest recorded span up.
+    fn inherited<'a>(
+        &'a self,
+        mut slot: sharded_slab::Entry<'a, Slot>,
+    ) -> Option<crate::spans::Inherited> {
+        loop {
             if let Some(kept) = slot.lock()
                 && let Some(r) = &kept.record
             {
                 return Some(r.inherited());
             }
-            next = slot.parent.clone();
+            let parent = slot.parent.clone()?;
+            slot = self.slots.get(Self::key(&parent))?;
         }
-        None
     }
 
     /// The logged spans from `innermost` outwards, as (name, formatted fields),
@@ -249,14 +250,20 @@ impl Subscriber for Collector {
         let parent = self.parent_of(attrs.parent(), attrs.is_contextual());
         // The child holds a reference to its parent, so the scope above it stays
         // readable while it lives.
+        // One look at the parent's slot serves both.
+        let mut inherited = None;
         let parent = parent.filter(|p| {
-            self.slots
-                .get(Self::key(p))
-                .map(|s| s.refs.fetch_add(1, Ordering::Relaxed))
-                .is_some()
+            let Some(slot) = self.slots.get(Self::key(p)) else {
+                return false;
+            };
+            slot.refs.fetch_add(1, Ordering::Relaxed);
+            if span && self.spans.is_some() {
+                inherited = self.inherited(slot);
+            }
+            true
         });
         let record = match &self.spans {
-            Some(spans) if span => Some(spans.open(attrs, self.inherited(parent.as_ref()))),
+            Some(spans) if span => Some(spans.open(attrs, inherited)),
             _ => None,
         };
         let log_fields = match &self.logs {

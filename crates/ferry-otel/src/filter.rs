@@ -53,9 +53,7 @@ impl TargetFilter {
             self.targets.would_enable(target, level)
         }
     }
-}
 
-impl TargetFilter {
     /// Whether events and spans of `meta` pass.
     pub(crate) fn enables(&self, meta: &Metadata<'_>) -> bool {
         self.decide(meta.target(), meta.level())

@@ -278,31 +278,7 @@ pub(crate) fn push_json_str(out: &mut String, s: &str) {
 /// Appends `time` in RFC 3339, UTC, to the microsecond: `2026-12-07T04:29:49.123456Z`.
 pub(crate) fn push_timestamp(out: &mut String, time: SystemTime) {
     let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days);
-    let _ = write!(
-        out,
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:06}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60,
-        since.subsec_micros()
-    );
-}
-
-/// The Gregorian date of a day count since 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + u64::from(m <= 2);
-    (y, m, d)
+    ferry_protocol::time::push_timestamp(out, since, 6);
 }
 
 /// Writes fields in a line's syntax: `message` first as plain text, then `name=value`
@@ -365,22 +341,16 @@ impl<'a> Fields<'a> {
 
 impl Visit for Fields<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if Self::skip(field) {
-            return;
-        }
-        if field.name() == "message" && !self.json {
-            if self.written {
-                self.out.push(' ');
+        if !self.json {
+            // Text: the message as it is, any other text quoted, as `Debug` gives them.
+            if field.name() == "message" {
+                self.record_debug(field, &format_args!("{value}"));
+            } else {
+                self.record_debug(field, &value);
             }
-            self.written = true;
-            self.out.push_str(value);
-            return;
-        }
-        self.name(field);
-        if self.json {
+        } else if !Self::skip(field) {
+            self.name(field);
             push_json_str(self.out, value);
-        } else {
-            let _ = write!(self.out, "{value:?}");
         }
     }
 
@@ -442,10 +412,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn dates_are_gregorian() {
-        assert_eq!(civil_from_days(0), (1970, 1, 1));
-        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
-        assert_eq!(civil_from_days(20_794), (2026, 12, 7));
+    fn timestamps_are_to_the_microsecond() {
         let mut s = String::new();
         push_timestamp(
             &mut s,

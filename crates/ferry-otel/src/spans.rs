@@ -672,15 +672,11 @@ impl SpanRecord {
 
     /// A link to this span.
     pub(crate) fn link(&self) -> Link {
-        link_to(self)
-    }
-}
-
-fn link_to(r: &SpanRecord) -> Link {
-    Link {
-        trace_id: r.trace_id,
-        span_id: r.span_id,
-        flags: r.flags,
+        Link {
+            trace_id: self.trace_id,
+            span_id: self.span_id,
+            flags: self.flags,
+        }
     }
 }
 

@@ -66,6 +66,7 @@ pub mod headers;
 pub mod jsonrpc;
 pub mod meta;
 pub mod quote;
+pub mod time;
 pub mod version;
 
 pub mod completion;

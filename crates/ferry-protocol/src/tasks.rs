@@ -302,32 +302,9 @@ pub fn missing_extension(message: impl Into<String>) -> ErrorObject {
 /// assert_eq!(ferry_protocol::tasks::timestamp(1_764_066_600_123), "2025-11-25T10:30:00.123Z");
 /// ```
 pub fn timestamp(unix_ms: u64) -> String {
-    let secs = unix_ms / 1000;
-    let days = secs / 86_400;
-    let rem = secs % 86_400;
-    let (year, month, day) = civil_from_days(days);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        (rem % 3600) / 60,
-        rem % 60,
-        unix_ms % 1000
-    )
-}
-
-/// The proleptic Gregorian date of a day count since 1970-01-01 (H. Hinnant's
-/// `civil_from_days`, for non-negative days).
-fn civil_from_days(days: u64) -> (u64, u64, u64) {
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let doe = z % 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + u64::from(month <= 2);
-    (year, month, day)
+    let mut out = String::with_capacity(24);
+    crate::time::push_timestamp(&mut out, std::time::Duration::from_millis(unix_ms), 3);
+    out
 }
 
 #[cfg(test)]
