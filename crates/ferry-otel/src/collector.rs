@@ -45,7 +45,7 @@ struct Slot {
 /// What the two sides keep of a span.
 struct Kept {
     /// For OpenTelemetry.
-    record: Option<SpanRecord>,
+    record: Option<Box<SpanRecord>>,
     /// For log lines: the fields, formatted.
     log_fields: Option<String>,
 }
@@ -152,7 +152,7 @@ impl Collector {
     ) -> Option<R> {
         let slot = self.slots.get(Self::key(id))?;
         let mut kept = slot.lock()?;
-        kept.record.as_mut().map(f)
+        kept.record.as_deref_mut().map(f)
     }
 
     /// What a span made under `slot`'s span inherits: from the nearest recorded span up.
@@ -411,9 +411,9 @@ mod tests {
             drop(current);
             drop(inner);
             let closed = batcher.take();
-            let names: Vec<&str> = closed.iter().map(SpanRecord::name).collect();
+            let names: Vec<&str> = closed.iter().map(|s| s.name.as_str()).collect();
             assert_eq!(names, ["inner", "outer"]);
-            assert_eq!(closed[0].parent_id, Some(closed[1].span_id));
+            assert_eq!(closed[0].parent_span_id, closed[1].span_id);
             assert_eq!(closed[0].trace_id, closed[1].trace_id);
         });
         let collector = dispatch.downcast_ref::<Collector>().expect("ours");
@@ -422,6 +422,36 @@ mod tests {
             assert!(collector.slots.get(Collector::key(id)).is_none(), "freed");
         }
         STACK.with(|s| assert!(s.borrow().is_empty()));
+    }
+
+    /// A span's record, once the span closed and was queued, serves the thread's next
+    /// span: no record is allocated per span.
+    #[test]
+    fn a_thread_reuses_the_record_of_the_span_it_closed() {
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let dispatch = tracing::Dispatch::new(Collector::new(None, Some(recorder(&batcher))));
+        let collector = dispatch.downcast_ref::<Collector>().expect("ours");
+        let at = |span: &tracing::Span| {
+            let id = span.id().expect("recorded");
+            collector
+                .with_record(&id, |r| std::ptr::from_ref::<SpanRecord>(r) as usize)
+                .expect("a record")
+        };
+        tracing::dispatcher::with_default(&dispatch, || {
+            let first = tracing::info_span!("first", n = 1);
+            let address = at(&first);
+            drop(first);
+            let second = tracing::info_span!("second", n = 2);
+            assert_eq!(at(&second), address);
+        });
+        let sent = batcher.take();
+        assert_eq!(sent.len(), 2);
+        assert_eq!(sent[1].name, "second");
+        assert_eq!(
+            sent[1].attributes.len(),
+            1,
+            "emptied before it was used again"
+        );
     }
 
     /// A value whose `Debug` uses `tracing` while it is recorded (logs an event in the
@@ -460,8 +490,11 @@ mod tests {
             tracing::info!(value = ?Chatty, "event");
         });
         let spans = batcher.take();
-        let outer = spans.iter().find(|s| s.name() == "outer").expect("outer");
-        assert!(outer.text.contains("chatty"), "{:?}", outer.text);
+        let outer = spans.iter().find(|s| s.name == "outer").expect("outer");
+        assert!(
+            format!("{:?}", outer.attributes).contains("chatty"),
+            "{outer:?}"
+        );
         // The first line, the last event's, and at least one from inside `record`.
         let n = *lines.lock().expect("count");
         assert!(n >= 3, "{n} lines");

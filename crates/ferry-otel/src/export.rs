@@ -10,9 +10,9 @@
 //! (ms, 10000). A full queue drops new spans (counted, and said once on stderr) rather
 //! than slow requests down.
 //!
-//! A sent span's buffers (its text and attribute list) come back to the request threads
-//! as [`Spare`]s: freed on the exporter's thread and allocated again on a worker's, they
-//! would take the allocator's slow paths for every span.
+//! Spans are queued encoded: the thread that closes a span encodes it while its record
+//! is in that core's cache and keeps the record for its next span, so no record crosses
+//! threads and the exporter only frames and sends bytes.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use crate::config::{ExportConfig, Protocol};
 use crate::otlp::{self, Preamble};
-use crate::spans::{Attribute, SpanRecord};
 
 /// The gRPC method of OTLP trace export.
 const GRPC_PATH: &str = "/opentelemetry.proto.collector.trace.v1.TraceService/Export";
@@ -122,33 +121,46 @@ fn percent_decode(s: &str) -> String {
         .into_owned()
 }
 
-/// A text buffer above this capacity is not kept for another span.
-const SPARE_TEXT_MAX: usize = 4096;
-/// Nor an attribute list above this one.
-const SPARE_ATTRIBUTES_MAX: usize = 32;
+/// Bytes left in front of a batch's spans for the messages around them
+/// ([`otlp::finish`]): enough for the usual resource.
+pub(crate) const HEAD_ROOM: usize = 1024;
 
-/// The emptied buffers of a sent span, for a new span to fill.
-#[derive(Debug, Default)]
-pub(crate) struct Spare {
-    pub(crate) text: String,
-    pub(crate) attributes: Vec<Attribute>,
+/// Encoded spans past this many bytes wait for the exporter no more than a full queue
+/// does: new spans are dropped.
+const MAX_QUEUE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Encoded spans, one after another, after [`HEAD_ROOM`] bytes.
+struct Batch {
+    bytes: Vec<u8>,
+    spans: usize,
+}
+
+impl Batch {
+    fn new(spans: usize) -> Self {
+        let mut bytes = Vec::with_capacity(HEAD_ROOM + spans.min(64) * 768);
+        bytes.resize(HEAD_ROOM, 0);
+        Batch { bytes, spans: 0 }
+    }
 }
 
 /// What the exporter thread and the request path share.
-#[derive(Default)]
 struct Queue {
-    spans: Vec<SpanRecord>,
-    /// Buffers of sent spans, at most a batch of them.
-    spares: Vec<Spare>,
-    /// The list of the last batch sent, emptied, for the next batch to start from.
-    empty_batch: Option<Vec<SpanRecord>>,
+    /// Batches filled up, oldest first.
+    full: std::collections::VecDeque<Batch>,
+    /// The batch spans are being added to.
+    filling: Batch,
+    /// Spans and bytes waiting, all batches together.
+    spans: usize,
+    bytes: usize,
     /// Flushes asked for and done (tickets).
     flush_asked: u64,
     flush_done: u64,
     shutdown: bool,
 }
 
-/// The bounded queue between closing spans and the exporter thread.
+/// The bounded queue between closing spans and the exporter thread. Spans arrive
+/// encoded ([`otlp::encode_span`]): a record is read once, on the thread that closed it,
+/// while it is still in that core's cache, and never crosses to the exporter's.
 pub(crate) struct Batcher {
     queue: Mutex<Queue>,
     /// Wakes the exporter (a full batch, a flush, shutdown).
@@ -164,8 +176,13 @@ impl Batcher {
     pub(crate) fn new(max_queue: usize, max_batch: usize) -> Self {
         Batcher {
             queue: Mutex::new(Queue {
-                spans: Vec::with_capacity(max_batch),
-                ..Queue::default()
+                full: std::collections::VecDeque::new(),
+                filling: Batch::new(max_batch),
+                spans: 0,
+                bytes: 0,
+                flush_asked: 0,
+                flush_done: 0,
+                shutdown: false,
             }),
             wake: Condvar::new(),
             done: Condvar::new(),
@@ -175,14 +192,13 @@ impl Batcher {
         }
     }
 
-    /// Queues a closed span; drops it when the queue is full. With `want_spare`, also
-    /// hands back the buffers of a sent span, if one is waiting.
-    pub(crate) fn push(&self, span: SpanRecord, want_spare: bool) -> Option<Spare> {
+    /// Queues one encoded span (a `Span` field of `ScopeSpans`); drops it when the queue
+    /// is full.
+    pub(crate) fn push(&self, span: &[u8]) {
         let Ok(mut q) = self.queue.lock() else {
-            return None;
+            return;
         };
-        let spare = if want_spare { q.spares.pop() } else { None };
-        if q.spans.len() >= self.max_queue {
+        if q.spans >= self.max_queue || q.bytes + span.len() > MAX_QUEUE_BYTES {
             drop(q);
             if self.dropped.fetch_add(1, Ordering::Relaxed) == 0 {
                 eprintln!(
@@ -190,59 +206,50 @@ impl Batcher {
                     self.max_queue
                 );
             }
-            return spare;
+            return;
         }
-        q.spans.push(span);
-        if q.spans.len() == self.max_batch {
+        q.filling.bytes.extend_from_slice(span);
+        q.filling.spans += 1;
+        q.spans += 1;
+        q.bytes += span.len();
+        if q.filling.spans == self.max_batch {
+            let next = Batch::new(self.max_batch);
+            let full = std::mem::replace(&mut q.filling, next);
+            q.full.push_back(full);
             self.wake.notify_one();
         }
-        spare
     }
 
-    /// Takes back the buffers of a sent batch (those of a usual size, up to a batch of
-    /// them) and the batch's emptied list.
-    fn recycle(&self, mut batch: Vec<SpanRecord>) {
-        let mut spares: Vec<Spare> = batch
-            .drain(..)
-            .filter(|span| {
-                span.text.capacity() <= SPARE_TEXT_MAX
-                    && span.attributes.capacity() <= SPARE_ATTRIBUTES_MAX
-            })
-            .map(|mut span| {
-                span.text.clear();
-                span.attributes.clear();
-                Spare {
-                    text: std::mem::take(&mut span.text),
-                    attributes: std::mem::take(&mut span.attributes),
-                }
-            })
-            .collect();
-        let Ok(mut q) = self.queue.lock() else {
-            return;
-        };
-        let room = self.max_batch.saturating_sub(q.spares.len());
-        let keep = spares.len().min(room);
-        q.spares.extend(spares.drain(..keep));
-        if q.empty_batch.is_none() {
-            q.empty_batch = Some(batch);
-        }
-        // What is left over is freed after the lock is let go.
-    }
-
-    /// Everything queued (for tests).
+    /// Everything queued, decoded (for tests).
     #[cfg(test)]
-    pub(crate) fn take(&self) -> Vec<SpanRecord> {
-        std::mem::take(&mut self.queue.lock().expect("the queue").spans)
-    }
-
-    /// The text buffers waiting to be used again, as (address, capacity) (for tests).
-    #[cfg(test)]
-    fn spare_texts(&self) -> Vec<(usize, usize)> {
-        let q = self.queue.lock().expect("the queue");
-        q.spares
-            .iter()
-            .map(|s| (s.text.as_ptr() as usize, s.text.capacity()))
+    pub(crate) fn take(&self) -> Vec<opentelemetry_proto::tonic::trace::v1::Span> {
+        use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
+        use prost::Message as _;
+        let preamble = crate::otlp::Preamble::new(std::iter::empty(), "test", "0");
+        let batch = [vec![0; HEAD_ROOM], self.take_encoded()].concat();
+        let body = otlp::finish(&preamble, batch, HEAD_ROOM, otlp::Framing::Plain);
+        let request = ExportTraceServiceRequest::decode(body).expect("decodes");
+        request
+            .resource_spans
+            .into_iter()
+            .flat_map(|r| r.scope_spans)
+            .flat_map(|s| s.spans)
             .collect()
+    }
+
+    /// Everything queued, as the encoded spans one after another (for tests).
+    #[cfg(test)]
+    pub(crate) fn take_encoded(&self) -> Vec<u8> {
+        let mut q = self.queue.lock().expect("the queue");
+        let mut out = Vec::new();
+        while let Some(b) = q.full.pop_front() {
+            out.extend_from_slice(&b.bytes[HEAD_ROOM..]);
+        }
+        let filling = std::mem::replace(&mut q.filling, Batch::new(self.max_batch));
+        out.extend_from_slice(&filling.bytes[HEAD_ROOM..]);
+        q.spans = 0;
+        q.bytes = 0;
+        out
     }
 
     /// Spans dropped because the queue was full.
@@ -284,39 +291,45 @@ impl Batcher {
         self.done.notify_all();
     }
 
-    /// The next batch to send, waiting up to `delay` for one to fill; `None` when shut
-    /// down with nothing left. The second value: a flush ticket this batch completes.
-    fn next_batch(&self, delay: Duration) -> Option<(Vec<SpanRecord>, u64)> {
+    /// The next batch to send (encoded spans after [`HEAD_ROOM`] bytes), waiting up to
+    /// `delay` for one to fill; `None` when shut down with nothing left. The second
+    /// value: a flush ticket this batch completes.
+    fn next_batch(&self, delay: Duration) -> Option<(Vec<u8>, u64)> {
         let mut q = self.queue.lock().ok()?;
         let deadline = Instant::now() + delay;
-        while q.spans.len() < self.max_batch && q.flush_asked == q.flush_done && !q.shutdown {
+        while q.full.is_empty() && q.flush_asked == q.flush_done && !q.shutdown {
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
             q = self.wake.wait_timeout(q, left).ok()?.0;
         }
-        if q.shutdown && q.spans.is_empty() {
+        if q.shutdown && q.spans == 0 {
             q.flush_done = q.flush_asked;
             self.done.notify_all();
             return None;
         }
-        let batch = if q.spans.len() <= self.max_batch {
-            let next = q
-                .empty_batch
-                .take()
-                .unwrap_or_else(|| Vec::with_capacity(self.max_batch));
-            std::mem::replace(&mut q.spans, next)
-        } else {
-            q.spans.drain(..self.max_batch).collect()
+        let batch = match q.full.pop_front() {
+            Some(full) => full,
+            None => {
+                let next = Batch::new(self.max_batch);
+                std::mem::replace(&mut q.filling, next)
+            }
         };
+        q.spans -= batch.spans;
+        q.bytes -= batch.bytes.len() - HEAD_ROOM;
         // A flush is complete once the queue it saw is sent: when this batch empties it.
-        let ticket = if q.spans.is_empty() {
+        let ticket = if q.spans == 0 {
             q.flush_asked
         } else {
             q.flush_done
         };
-        Some((batch, ticket))
+        let bytes = if batch.spans == 0 {
+            Vec::new()
+        } else {
+            batch.bytes
+        };
+        Some((bytes, ticket))
     }
 
     fn flushed(&self, ticket: u64) {
@@ -405,8 +418,11 @@ fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
             continue;
         }
         if !batch.is_empty() {
-            let body = otlp::encode_request(preamble, &batch);
-            batcher.recycle(batch);
+            let framing = match settings.protocol {
+                Protocol::HttpProtobuf => otlp::Framing::Plain,
+                Protocol::Grpc => otlp::Framing::Grpc,
+            };
+            let body = otlp::finish(preamble, batch, HEAD_ROOM, framing);
             let sent = runtime.block_on(async {
                 tokio::time::timeout(settings.export_timeout, send(&client, settings, body))
                     .await
@@ -443,7 +459,11 @@ fn client(settings: &Settings) -> Result<reqwest::Client, reqwest::Error> {
 }
 
 /// One export request; `Err` says why it failed.
-async fn send(client: &reqwest::Client, settings: &Settings, body: Vec<u8>) -> Result<(), String> {
+async fn send(
+    client: &reqwest::Client,
+    settings: &Settings,
+    body: bytes::Bytes,
+) -> Result<(), String> {
     let mut req = client.post(&settings.url);
     for (k, v) in &settings.headers {
         req = req.header(k.as_str(), v.as_str());
@@ -452,16 +472,11 @@ async fn send(client: &reqwest::Client, settings: &Settings, body: Vec<u8>) -> R
         Protocol::HttpProtobuf => req
             .header(http::header::CONTENT_TYPE, "application/x-protobuf")
             .body(body),
-        Protocol::Grpc => {
-            // One uncompressed gRPC message: flag, big-endian length, the message.
-            let mut framed = Vec::with_capacity(body.len() + 5);
-            framed.push(0);
-            framed.extend_from_slice(&(body.len() as u32).to_be_bytes());
-            framed.extend_from_slice(&body);
-            req.header(http::header::CONTENT_TYPE, "application/grpc")
-                .header(http::header::TE, "trailers")
-                .body(framed)
-        }
+        // Framed as one gRPC message already.
+        Protocol::Grpc => req
+            .header(http::header::CONTENT_TYPE, "application/grpc")
+            .header(http::header::TE, "trailers")
+            .body(body),
     };
     let resp = req.send().await.map_err(|e| e.to_string())?;
     let status = resp.status();
@@ -549,54 +564,32 @@ mod tests {
         assert_eq!(percent_decode("%zz"), "%zz");
     }
 
-    /// A sent batch's buffers come back, up to a batch of them and none oversized, and
-    /// the spans made next on the thread fill them instead of allocating.
+    /// Spans fill batches of `max_batch` in the order they closed; past `max_queue`
+    /// they are dropped and counted; a flush takes the batch still filling.
     #[test]
-    fn sent_spans_give_their_buffers_back() {
-        use crate::collector::Collector;
-        use crate::filter::TargetFilter;
-        use crate::spans::{Sampler, SpanRecorder};
-
-        let batcher = std::sync::Arc::new(Batcher::new(8, 2));
-        let collector = || {
-            Collector::new(
-                None,
-                Some(SpanRecorder::new(
-                    TargetFilter::new("info".parse().expect("directives")),
-                    Sampler::from_lookup(|_| None),
-                    Some(batcher.clone()),
-                )),
-            )
-        };
-        let subscriber = collector();
-        let big = "x".repeat(2 * SPARE_TEXT_MAX);
-        tracing::subscriber::with_default(subscriber, || {
-            let _big = tracing::info_span!("big", note = %big).entered();
-        });
-        let made = |n: usize| {
-            for i in 0..n {
-                let _s = tracing::info_span!("s", n = i, note = "short").entered();
-            }
-        };
-        let subscriber = collector();
-        tracing::subscriber::with_default(subscriber, || made(3));
-        let sent = batcher.take();
-        assert_eq!(sent.len(), 4);
-        batcher.recycle(sent);
-        // Two of the three short spans' buffers (a batch); the big one's is freed.
-        let texts = batcher.spare_texts();
-        assert_eq!(texts.len(), 2, "{texts:?}");
-        assert!(texts.iter().all(|&(_, c)| c <= SPARE_TEXT_MAX), "{texts:?}");
-        let subscriber = collector();
-        // The first span closes and takes a spare for the thread; the second fills that
-        // one and takes the last.
-        tracing::subscriber::with_default(subscriber, || made(2));
-        assert!(batcher.spare_texts().is_empty());
-        let again = batcher.take();
-        assert_eq!(again.len(), 2);
-        assert!(again.iter().all(|s| s.text.ends_with("short")));
-        // The spare the first span took home holds the second span's text.
-        let second = again[1].text.as_ptr() as usize;
-        assert!(texts.iter().any(|&(at, _)| at == second), "{texts:?}");
+    fn batches_fill_in_order_and_a_full_queue_drops() {
+        let batcher = Batcher::new(5, 2);
+        for i in 0..7u8 {
+            batcher.push(&[i; 3]);
+        }
+        assert_eq!(batcher.dropped(), 2);
+        let wait = Duration::from_millis(1);
+        let (first, ticket) = batcher.next_batch(wait).expect("a batch");
+        assert_eq!(&first[HEAD_ROOM..], &[0, 0, 0, 1, 1, 1]);
+        assert_eq!(ticket, 0);
+        let (second, _) = batcher.next_batch(wait).expect("a batch");
+        assert_eq!(&second[HEAD_ROOM..], &[2, 2, 2, 3, 3, 3]);
+        // The fifth span waits in the batch still filling, sent when the delay is up.
+        let (last, _) = batcher.next_batch(wait).expect("a batch");
+        assert_eq!(&last[HEAD_ROOM..], &[4, 4, 4]);
+        let (empty, _) = batcher.next_batch(wait).expect("nothing");
+        assert!(empty.is_empty());
+        // Room again: the queue counts only what waits.
+        batcher.push(&[9]);
+        assert_eq!(batcher.dropped(), 2);
+        batcher.shut_down();
+        let (rest, _) = batcher.next_batch(wait).expect("the rest");
+        assert_eq!(&rest[HEAD_ROOM..], &[9]);
+        assert!(batcher.next_batch(wait).is_none());
     }
 }

@@ -2,8 +2,10 @@
 //! `collector/trace/v1`), encoded as protobuf straight from Ferry's span records: no
 //! intermediate message structs, one buffer per batch.
 //!
-//! A nested message is written in place with a one-byte length and moved along when its
-//! body turns out to need a longer varint, so a batch is encoded in one pass.
+//! A batch is encoded in one pass with no body moved: a nested message is written in
+//! place after room for its length (one byte for an attribute, two for a span, the
+//! lengths they mostly need, moved along only when a body turns out otherwise), and the
+//! messages around the spans are written last, into room left in front of them.
 
 use crate::spans::{AttrValue, SpanKind, SpanRecord, StatusCode};
 
@@ -71,32 +73,34 @@ impl Encoder {
         }
     }
 
-    /// Opens a nested message in `field`; [`Encoder::close`] writes its length.
-    fn open(&mut self, field: u32) -> usize {
-        self.key(field, LEN);
-        self.buf.push(0);
-        self.buf.len()
+    /// Opens a nested message in `field` with one byte for its length;
+    /// [`Encoder::close`] writes it.
+    fn open(&mut self, field: u32) -> Open {
+        self.open_with(field, 1)
     }
 
-    fn close(&mut self, start: usize) {
-        let len = self.buf.len() - start;
-        if len < 0x80 {
-            self.buf[start - 1] = len as u8;
-            return;
+    /// Opens a nested message in `field` with `room` bytes (1 or 2) for its length.
+    fn open_with(&mut self, field: u32, room: usize) -> Open {
+        self.key(field, LEN);
+        self.buf.extend_from_slice(&[0, 0][..room]);
+        Open {
+            body: self.buf.len(),
+            room,
         }
+    }
+
+    /// Writes the length of the message `open` began, moving its body when the length
+    /// takes other than the bytes left for it.
+    fn close(&mut self, open: Open) {
+        let Open { body, room } = open;
         let mut prefix = [0u8; 10];
-        let mut n = 0;
-        let mut v = len as u64;
-        while v >= 0x80 {
-            prefix[n] = (v as u8) | 0x80;
-            v >>= 7;
-            n += 1;
+        let n = put_varint(&mut prefix, (self.buf.len() - body) as u64);
+        if n == room {
+            self.buf[body - room..body].copy_from_slice(&prefix[..n]);
+        } else {
+            self.buf
+                .splice(body - room..body, prefix[..n].iter().copied());
         }
-        prefix[n] = v as u8;
-        n += 1;
-        // The one byte reserved becomes `n`: move the body along by `n - 1`.
-        self.buf
-            .splice(start - 1..start, prefix[..n].iter().copied());
     }
 
     /// A `KeyValue` in `field`.
@@ -143,6 +147,40 @@ impl Encoder {
     }
 }
 
+/// A nested message being written: where its body starts, and the bytes left for its
+/// length in front of it.
+#[derive(Clone, Copy)]
+struct Open {
+    body: usize,
+    room: usize,
+}
+
+/// Writes `v` as a varint at the start of `out` (room for ten bytes); returns its length.
+fn put_varint(out: &mut [u8; 10], mut v: u64) -> usize {
+    let mut n = 0;
+    while v >= 0x80 {
+        out[n] = (v as u8) | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    out[n] = v as u8;
+    n + 1
+}
+
+/// The bytes of `v` as a varint.
+fn varint_len(v: u64) -> usize {
+    put_varint(&mut [0; 10], v)
+}
+
+/// How an export request's body is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// The protobuf message alone (OTLP/HTTP).
+    Plain,
+    /// One uncompressed gRPC message: flag, big-endian length, the message.
+    Grpc,
+}
+
 /// An attribute value as written.
 #[derive(Clone, Copy)]
 pub(crate) enum Value<'a> {
@@ -181,23 +219,62 @@ impl Preamble {
     }
 }
 
-/// The `ExportTraceServiceRequest` for `spans`.
-pub(crate) fn encode_request(preamble: &Preamble, spans: &[SpanRecord]) -> Vec<u8> {
-    let mut e = Encoder::with_capacity(64 + spans.len() * 512);
-    let resource_spans = e.open(1);
-    e.bytes(1, &preamble.resource);
-    let scope_spans = e.open(2);
-    e.bytes(1, &preamble.scope);
-    for span in spans {
-        encode_span(&mut e, span);
-    }
-    e.close(scope_spans);
-    e.close(resource_spans);
-    e.into_bytes()
+/// Appends `span` to `out`, encoded as a `Span` field of `ScopeSpans`: the spans of a
+/// batch, one after another, are the body [`finish`] wraps.
+pub(crate) fn encode_span(out: &mut Vec<u8>, span: &SpanRecord) {
+    let mut e = Encoder {
+        buf: std::mem::take(out),
+    };
+    write_span(&mut e, span);
+    *out = e.buf;
 }
 
-fn encode_span(e: &mut Encoder, span: &SpanRecord) {
-    let s = e.open(2);
+/// The `ExportTraceServiceRequest` for the spans in `batch` after its first `room`
+/// bytes, framed.
+///
+/// What goes in front of the spans (the `ResourceSpans` and `ScopeSpans` messages that
+/// hold them, with the resource and the scope, and the gRPC frame) is written into the
+/// end of that room once the spans' length is known, and the body starts where it
+/// does; a resource too large for the room is copied in front instead.
+pub(crate) fn finish(
+    preamble: &Preamble,
+    mut batch: Vec<u8>,
+    room: usize,
+    framing: Framing,
+) -> bytes::Bytes {
+    let spans_len = (batch.len() - room) as u64;
+    let field = |len: usize| (1 + varint_len(len as u64) + len) as u64;
+    let scope_spans = field(preamble.scope.len()) + spans_len;
+    let resource_spans =
+        field(preamble.resource.len()) + 1 + varint_len(scope_spans) as u64 + scope_spans;
+    let request = 1 + varint_len(resource_spans) as u64 + resource_spans;
+    let mut head = Encoder::with_capacity(64 + preamble.resource.len() + preamble.scope.len());
+    if framing == Framing::Grpc {
+        head.buf.push(0);
+        head.buf
+            .extend_from_slice(&u32::try_from(request).unwrap_or(u32::MAX).to_be_bytes());
+    }
+    head.key(1, LEN);
+    head.varint(resource_spans);
+    head.bytes(1, &preamble.resource);
+    head.key(2, LEN);
+    head.varint(scope_spans);
+    head.bytes(1, &preamble.scope);
+    match room.checked_sub(head.buf.len()) {
+        Some(start) => {
+            batch[start..room].copy_from_slice(&head.buf);
+            bytes::Bytes::from(batch).slice(start..)
+        }
+        None => {
+            head.buf.extend_from_slice(&batch[room..]);
+            bytes::Bytes::from(head.buf)
+        }
+    }
+}
+
+fn write_span(e: &mut Encoder, span: &SpanRecord) {
+    // Most spans take from 128 bytes to 16 KiB: a two-byte length.
+    let s = e.open_with(2, 2);
     e.bytes(1, &span.trace_id);
     e.bytes(2, &span.span_id);
     if let Some(state) = &span.trace_state {
@@ -283,7 +360,7 @@ mod tests {
 
     use super::*;
     use crate::collector::Collector;
-    use crate::export::Batcher;
+    use crate::export::{Batcher, HEAD_ROOM};
     use crate::filter::TargetFilter;
     use crate::spans::{Sampler, SpanRecorder, hooks};
     use ferry_protocol::trace::TraceContext;
@@ -355,15 +432,14 @@ mod tests {
             (h.add_link)(&inner, EARLIER);
             inner.in_scope(|| tracing::info!(reason = "expired", "requestState refused"));
         });
-        let spans = batcher.take();
-        assert_eq!(spans.len(), 2);
         let preamble = Preamble::new(
             [("service.name", Value::Str("svc")), ("pid", Value::I64(7))],
             "ferry",
             "0.1.0",
         );
-        let body = encode_request(&preamble, &spans);
-        let req = ExportTraceServiceRequest::decode(body.as_slice()).expect("decodes");
+        let body = request(&batcher, &preamble, Framing::Plain, HEAD_ROOM);
+        let req = ExportTraceServiceRequest::decode(body.as_ref()).expect("decodes");
+        assert_eq!(req.resource_spans[0].scope_spans[0].spans.len(), 2);
         let rs = &req.resource_spans[0];
         let resource = rs.resource.as_ref().expect("a resource");
         assert_eq!(resource.attributes[0].key, "service.name");
@@ -425,6 +501,68 @@ mod tests {
         let b = e.into_bytes();
         assert_eq!(&b[..4], &[0x0a, 0xaf, 0x02, 0x12]);
         assert_eq!(b.len(), 1 + 2 + 1 + 2 + 300);
+    }
+
+    /// Two bytes left for a length: a short body moves back, a long one along, and one
+    /// in between stays where it is.
+    #[test]
+    fn two_byte_lengths_fit_every_body() {
+        for (size, prefix) in [
+            (10usize, vec![0x0a, 12]),
+            (300, vec![0x0a, 0xaf, 0x02]),
+            (20_000, vec![0x0a, 0xa4, 0x9c, 0x01]),
+        ] {
+            let mut e = Encoder::with_capacity(8);
+            let outer = e.open_with(1, 2);
+            e.bytes(2, &vec![7u8; size]);
+            e.close(outer);
+            let b = e.into_bytes();
+            let inner = 1 + varint_len(size as u64) + size;
+            assert_eq!(b.len(), prefix.len() + inner, "{size}");
+            assert_eq!(&b[..prefix.len()], prefix.as_slice(), "{size}");
+            assert_eq!(b[prefix.len()], 0x12, "{size}");
+        }
+    }
+
+    /// A gRPC frame is the flag byte and the message's big-endian length, then the
+    /// message, which decodes as the plain body does.
+    #[test]
+    fn grpc_framing_wraps_the_plain_body() {
+        let batcher = Arc::new(Batcher::new(8, 8));
+        let recorder = SpanRecorder::new(
+            TargetFilter::new("info".parse().expect("directives")),
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        );
+        tracing::subscriber::with_default(Collector::new(None, Some(recorder)), || {
+            let _a = tracing::info_span!("a", note = "x").entered();
+        });
+        let preamble = Preamble::new([("service.name", Value::Str("svc"))], "ferry", "0.1.0");
+        let spans = batcher.take_encoded();
+        let batch = |room: usize| [vec![0; room], spans.clone()].concat();
+        let plain = finish(&preamble, batch(HEAD_ROOM), HEAD_ROOM, Framing::Plain);
+        let framed = finish(&preamble, batch(HEAD_ROOM), HEAD_ROOM, Framing::Grpc);
+        // A resource larger than the room: copied in front, the same bytes.
+        assert_eq!(finish(&preamble, batch(3), 3, Framing::Grpc), framed);
+        assert_eq!(framed[0], 0);
+        assert_eq!(
+            u32::from_be_bytes([framed[1], framed[2], framed[3], framed[4]]) as usize,
+            plain.len()
+        );
+        assert_eq!(&framed[5..], &plain[..]);
+        let req = ExportTraceServiceRequest::decode(plain.as_ref()).expect("decodes");
+        assert_eq!(req.resource_spans[0].scope_spans[0].spans[0].name, "a");
+    }
+
+    /// The request for what `batcher` holds, built as the exporter builds it.
+    fn request(
+        batcher: &Batcher,
+        preamble: &Preamble,
+        framing: Framing,
+        room: usize,
+    ) -> bytes::Bytes {
+        let batch = [vec![0; room], batcher.take_encoded()].concat();
+        finish(preamble, batch, room, framing)
     }
 
     fn hex(b: &[u8]) -> String {

@@ -4,8 +4,10 @@
 //! one [`SpanRecord`], handed to the exporter when the span closes.
 //!
 //! A record keeps all of its text (attribute values, the name when it is computed, event
-//! fields) in one buffer, so a request span costs a handful of allocations, and the
-//! exporter encodes records straight into OTLP protobuf ([`crate::otlp`]).
+//! fields) in one buffer. When its span closes, the thread that closed it encodes it
+//! straight into OTLP protobuf ([`crate::otlp`]) for the exporter's queue and keeps the
+//! emptied record for its next span: a request span allocates nothing once the thread
+//! has made one.
 //!
 //! The `otel.*` fields have the meaning `tracing-opentelemetry` gives them: `otel.name`
 //! (the span's name), `otel.kind` (`server`, `client`, `internal`, `producer`,
@@ -26,7 +28,7 @@ use tracing::span::{Attributes, Record};
 use tracing::{Event, Level};
 
 use crate::collector::Collector;
-use crate::export::{Batcher, Spare};
+use crate::export::Batcher;
 use crate::filter::TargetFilter;
 use crate::metrics::{Instruments, Side};
 
@@ -232,6 +234,52 @@ fn now_nanos() -> u64 {
         .unwrap_or(0)
 }
 
+/// Span times from one clock read: the monotonic clock, and the wall clock it stands
+/// for, carried forward from a wall-clock reading the thread took at most a second
+/// earlier (so a step of the system clock shows within a second).
+mod clock {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    /// How long a thread's wall-clock reading is carried forward.
+    const CARRIED: Duration = Duration::from_secs(1);
+
+    thread_local! {
+        /// (monotonic time, Unix nanoseconds) read together.
+        static ANCHOR: Cell<Option<(Instant, u64)>> = const { Cell::new(None) };
+    }
+
+    /// Now, as Unix nanoseconds and as an `Instant`.
+    pub(super) fn now() -> (u64, Instant) {
+        let mono = Instant::now();
+        ANCHOR.with(|anchor| {
+            if let Some((at, wall)) = anchor.get()
+                && let Some(since) = mono.checked_duration_since(at)
+                && since < CARRIED
+            {
+                return (wall.saturating_add(since.as_nanos() as u64), mono);
+            }
+            let wall = super::now_nanos();
+            anchor.set(Some((mono, wall)));
+            (wall, mono)
+        })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        #[test]
+        fn carried_wall_time_stays_with_the_wall_clock() {
+            let (first, _) = super::now();
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let (second, _) = super::now();
+            let wall = super::super::now_nanos();
+            assert!(second >= first + 20_000_000, "{first} {second}");
+            // Carried forward, it stays within a few milliseconds of a fresh reading.
+            assert!(wall.abs_diff(second) < 5_000_000, "{wall} {second}");
+        }
+    }
+}
+
 /// A parsed `traceparent`: trace id, parent span id, flags. `None` when malformed, or
 /// when either id is all zeros (W3C Trace Context, section 3.2).
 pub(crate) fn parse_traceparent(s: &str) -> Option<([u8; 16], [u8; 8], u8)> {
@@ -339,8 +387,59 @@ impl Sampler {
 }
 
 thread_local! {
-    /// Buffers the exporter gave back, for this thread's next span.
-    static SPARE: Cell<Option<Spare>> = const { Cell::new(None) };
+    /// The emptied record of a span this thread closed, for its next span.
+    static SPARE: Cell<Option<Box<SpanRecord>>> = const { Cell::new(None) };
+    /// The buffer this thread encodes the spans it closes in.
+    static ENCODED: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+impl SpanRecord {
+    /// An empty record, with room for a request span's text.
+    fn empty() -> Self {
+        SpanRecord {
+            trace_id: [0; 16],
+            span_id: [0; 8],
+            parent_id: None,
+            remote_parent: false,
+            flags: 0,
+            trace_state: None,
+            name: Name::Static(""),
+            kind: SpanKind::Internal,
+            start: 0,
+            started: Instant::now(),
+            side: None,
+            end: 0,
+            attributes: Vec::new(),
+            events: Vec::new(),
+            links: Vec::new(),
+            status: StatusCode::Unset,
+            status_message: String::new(),
+            text: String::with_capacity(128),
+        }
+    }
+
+    /// Empties a closed span's record for another span, keeping its buffers; `false`
+    /// when they grew past what is worth keeping.
+    pub(crate) fn clear(&mut self) -> bool {
+        /// Buffers above these capacities are not kept for another span.
+        const TEXT_MAX: usize = 4096;
+        const LIST_MAX: usize = 32;
+        if self.text.capacity() > TEXT_MAX
+            || self.attributes.capacity() > LIST_MAX
+            || self.events.capacity() > LIST_MAX
+            || self.links.capacity() > LIST_MAX
+            || self.status_message.capacity() > TEXT_MAX
+        {
+            return false;
+        }
+        self.text.clear();
+        self.attributes.clear();
+        self.events.clear();
+        self.links.clear();
+        self.status_message.clear();
+        self.trace_state = None;
+        true
+    }
 }
 
 /// What a new span inherits from the nearest recorded span above it: trace id, the
@@ -405,17 +504,12 @@ struct Recorder<'a> {
 }
 
 impl Recorder<'_> {
-    /// Stores a field: the name field (`otel.name` of a span, `message` of an event)
-    /// names it, any other is an attribute.
+    /// Stores a field that is not text: an attribute of the span or of the event.
     fn put(&mut self, field: &Field, value: AttrValue) {
         let key = field.name();
-        match (&mut self.dest, value) {
-            (Dest::Span { .. }, AttrValue::Text(r)) if key == "otel.name" => {
-                self.span.name = Name::Text(r);
-            }
-            (Dest::Span { fresh }, value) => self.span.set(key, value, *fresh),
-            (Dest::Event(ev), AttrValue::Text(r)) if key == "message" => ev.name = Name::Text(r),
-            (Dest::Event(ev), value) => {
+        match &mut self.dest {
+            Dest::Span { fresh } => self.span.set(key, value, *fresh),
+            Dest::Event(ev) => {
                 if ev.attributes.len() < MAX_ATTRIBUTES {
                     ev.attributes.push(Attribute { key, value });
                 }
@@ -423,16 +517,47 @@ impl Recorder<'_> {
         }
     }
 
-    /// The `otel.*` fields that set a span's kind and status; `false` for any other
-    /// field (and for every field of an event).
-    fn special(&mut self, field: &Field, text: &str) -> bool {
-        let name = field.name();
-        if !name.starts_with("otel.") || matches!(self.dest, Dest::Event(_)) {
-            return false;
+    /// Stores a text field: the name field (`otel.name` of a span, `message` of an
+    /// event) names it, the `otel.*` fields set a span's kind and status, any other is
+    /// an attribute. The name is looked at once, and an attribute's (most fields are)
+    /// only as far as its first byte.
+    fn put_text(&mut self, field: &Field, text: &str) {
+        let key = field.name();
+        match &mut self.dest {
+            Dest::Span { fresh } => {
+                let fresh = *fresh;
+                if key.as_bytes().first() == Some(&b'o')
+                    && let Some(rest) = key.strip_prefix("otel.")
+                    && self.otel(rest, text)
+                {
+                    return;
+                }
+                let range = self.span.push_text(text);
+                self.span.set(key, AttrValue::Text(range), fresh);
+            }
+            Dest::Event(ev) => {
+                let range = self.span.push_text(text);
+                if key == "message" {
+                    ev.name = Name::Text(range);
+                } else if ev.attributes.len() < MAX_ATTRIBUTES {
+                    ev.attributes.push(Attribute {
+                        key,
+                        value: AttrValue::Text(range),
+                    });
+                }
+            }
         }
+    }
+
+    /// A span's `otel.{name}` field: its name, kind or status; `false` for any other.
+    fn otel(&mut self, name: &str, text: &str) -> bool {
         let r = &mut *self.span;
         match name {
-            "otel.kind" => {
+            "name" => {
+                let range = r.push_text(text);
+                r.name = Name::Text(range);
+            }
+            "kind" => {
                 let is = |kind: &str| text.trim().eq_ignore_ascii_case(kind);
                 r.kind = if is("server") {
                     SpanKind::Server
@@ -446,7 +571,7 @@ impl Recorder<'_> {
                     SpanKind::Internal
                 };
             }
-            "otel.status_code" => {
+            "status_code" => {
                 let is = |code: &str| text.trim().eq_ignore_ascii_case(code);
                 r.status = if is("error") {
                     StatusCode::Error
@@ -456,7 +581,7 @@ impl Recorder<'_> {
                     StatusCode::Unset
                 };
             }
-            "otel.status_description" | "otel.status_message" => {
+            "status_description" | "status_message" => {
                 r.status_message.clear();
                 r.status_message.push_str(cut(text, 4096));
             }
@@ -468,29 +593,34 @@ impl Recorder<'_> {
 
 impl Visit for Recorder<'_> {
     fn record_str(&mut self, field: &Field, value: &str) {
-        if self.special(field, value) {
-            return;
-        }
-        let range = self.span.push_text(value);
-        self.put(field, AttrValue::Text(range));
+        self.put_text(field, value);
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        // The fields that set a span's kind or status are read as text, unquoted; any
+        // other (and `otel.name`) is formatted straight into the span's buffer.
         if matches!(self.dest, Dest::Span { .. })
+            && let Some(name) = field.name().strip_prefix("otel.")
             && matches!(
-                field.name(),
-                "otel.kind"
-                    | "otel.status_code"
-                    | "otel.status_description"
-                    | "otel.status_message"
+                name,
+                "name" | "kind" | "status_code" | "status_description" | "status_message"
             )
         {
+            if name == "name" {
+                // As written (`otel.name = %name` formats without quotes).
+                let range = self.span.push_debug(value);
+                self.span.name = Name::Text(range);
+                return;
+            }
             let text = format!("{value:?}");
-            self.special(field, text.trim_matches('"'));
+            self.otel(name, text.trim_matches('"'));
             return;
         }
         let range = self.span.push_debug(value);
-        self.put(field, AttrValue::Text(range));
+        match &mut self.dest {
+            Dest::Event(ev) if field.name() == "message" => ev.name = Name::Text(range),
+            _ => self.put(field, AttrValue::Text(range)),
+        }
     }
 
     fn record_i64(&mut self, field: &Field, value: i64) {
@@ -520,7 +650,11 @@ impl Visit for Recorder<'_> {
 impl SpanRecorder {
     /// The record of a new span, under the recorded span `inherited` describes (none: a
     /// new trace).
-    pub(crate) fn open(&self, attrs: &Attributes<'_>, inherited: Option<Inherited>) -> SpanRecord {
+    pub(crate) fn open(
+        &self,
+        attrs: &Attributes<'_>,
+        inherited: Option<Inherited>,
+    ) -> Box<SpanRecord> {
         // Ids are filled from whole words of the generator's stream: sampling a byte array
         // element by element would draw a word per byte.
         let mut rng = rand::rng();
@@ -553,40 +687,25 @@ impl SpanRecorder {
                 (trace, None, flags, None)
             }
         };
-        // The buffers of a span this thread sent earlier, if the exporter gave some back.
-        let (text, attributes) = match SPARE.with(Cell::take) {
-            Some(Spare {
-                text,
-                mut attributes,
-            }) => {
-                attributes.reserve(attrs.fields().len());
-                (text, attributes)
-            }
-            None => (
-                String::with_capacity(128),
-                Vec::with_capacity(attrs.fields().len()),
-            ),
-        };
-        let mut record = SpanRecord {
-            trace_id,
-            span_id,
-            parent_id,
-            remote_parent: false,
-            flags,
-            trace_state,
-            name: Name::Static(attrs.metadata().name()),
-            kind: SpanKind::Internal,
-            start: now_nanos(),
-            started: Instant::now(),
-            side: Side::of(attrs.metadata().target()),
-            end: 0,
-            attributes,
-            events: Vec::new(),
-            links: Vec::new(),
-            status: StatusCode::Unset,
-            status_message: String::new(),
-            text,
-        };
+        // The record of a span this thread sent earlier, if the exporter gave one back:
+        // emptied, its buffers kept. Filled field by field, in place.
+        let mut record = SPARE
+            .with(Cell::take)
+            .unwrap_or_else(|| Box::new(SpanRecord::empty()));
+        let r = &mut *record;
+        r.attributes.reserve(attrs.fields().len());
+        r.trace_id = trace_id;
+        r.span_id = span_id;
+        r.parent_id = parent_id;
+        r.remote_parent = false;
+        r.flags = flags;
+        r.trace_state = trace_state;
+        r.name = Name::Static(attrs.metadata().name());
+        r.kind = SpanKind::Internal;
+        (r.start, r.started) = clock::now();
+        r.side = Side::of(attrs.metadata().target());
+        r.end = 0;
+        r.status = StatusCode::Unset;
         // Recorded even when not sampled: a remote parent given after creation may
         // turn sampling on.
         attrs.record(&mut Recorder {
@@ -624,7 +743,7 @@ impl SpanRecorder {
             return;
         }
         let mut ev = SpanEvent {
-            time: now_nanos(),
+            time: clock::now().0,
             name: Name::Static(event.metadata().name()),
             attributes: Vec::new(),
         };
@@ -639,7 +758,7 @@ impl SpanRecorder {
     }
 
     /// A span closed: measures it and sends it for export when sampled.
-    pub(crate) fn close(&self, mut record: SpanRecord) {
+    pub(crate) fn close(&self, mut record: Box<SpanRecord>) {
         // One clock read: the end is the start plus the monotonic time since, so a
         // span never ends before it starts and its duration is the measured one.
         let elapsed = record.started.elapsed();
@@ -651,10 +770,21 @@ impl SpanRecorder {
         {
             let nanos = u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX);
             record.end = record.start.saturating_add(nanos);
-            // This thread keeps one spare: it asks for one only when it holds none.
-            let held = SPARE.with(Cell::take);
-            let spare = sink.push(record, held.is_none()).or(held);
-            SPARE.with(|slot| slot.set(spare));
+            // Encoded here, while the record is in this core's cache.
+            let mut encoded = ENCODED.with(Cell::take);
+            encoded.clear();
+            crate::otlp::encode_span(&mut encoded, &record);
+            sink.push(&encoded);
+            if encoded.capacity() <= 64 * 1024 {
+                ENCODED.with(|slot| slot.set(encoded));
+            }
+        }
+        // The record serves this thread's next span, unless it holds one already.
+        if record.clear() {
+            SPARE.with(|slot| {
+                let held = slot.take();
+                slot.set(held.or(Some(record)));
+            });
         }
     }
 }
