@@ -120,6 +120,10 @@ fn transport_of(env: &RequestEnv) -> Option<&'static str> {
     }
 }
 
+/// `Mcp-Session-Id`, parsed once: a lookup by text would parse the name per request.
+const SESSION_HEADER: http::HeaderName =
+    http::HeaderName::from_static(ferry_protocol::headers::SESSION_ID);
+
 /// `mcp.session.id`: the 2025-11-25 session the request belongs to, else the
 /// `Mcp-Session-Id` header it carries.
 fn session_id(env: &RequestEnv) -> Option<&str> {
@@ -128,7 +132,7 @@ fn session_id(env: &RequestEnv) -> Option<&str> {
     }
     match &env.transport {
         Transport::Http(headers) => headers
-            .get(ferry_protocol::headers::SESSION_ID)
+            .get(SESSION_HEADER)
             .and_then(|v| v.to_str().ok()),
         _ => None,
     }
