@@ -11,10 +11,11 @@
 //!
 //! The subscriber keeps spans in a concurrent slab and the spans each thread is in on a
 //! stack of that thread's, with no layers or per-layer filters between a span and what
-//! records it. Spans go from it to a batch exporter of Ferry's own, which encodes them
-//! as OTLP protobuf in one pass and sends them from a thread of its own, so a traced
-//! request costs a few allocations and no copies through intermediate span types;
-//! metrics go through the OpenTelemetry SDK.
+//! records it. The thread that closes a span encodes it as OTLP protobuf and queues the
+//! bytes for a batch exporter of Ferry's own, which frames and sends them from a thread
+//! of its own; the record stays with its thread for the next span, so a traced request
+//! allocates nothing and goes through no intermediate span types. Metrics go through
+//! the OpenTelemetry SDK.
 //!
 //! | variable | effect |
 //! | --- | --- |

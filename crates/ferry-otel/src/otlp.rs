@@ -2,10 +2,11 @@
 //! `collector/trace/v1`), encoded as protobuf straight from Ferry's span records: no
 //! intermediate message structs, one buffer per batch.
 //!
-//! A batch is encoded in one pass with no body moved: a nested message is written in
-//! place after room for its length (one byte for an attribute, two for a span, the
-//! lengths they mostly need, moved along only when a body turns out otherwise), and the
-//! messages around the spans are written last, into room left in front of them.
+//! Each span is encoded on its own ([`encode_span`]) and appended to its batch; a nested
+//! message is written in place after room for its length (one byte for an attribute, two
+//! for a span, the lengths they mostly need, moved along only when a body turns out
+//! otherwise). The messages around a batch's spans are written last ([`finish`]), into
+//! room left in front of them, so no body is moved.
 
 use crate::spans::{AttrValue, SpanKind, SpanRecord, StatusCode};
 

@@ -131,9 +131,7 @@ fn session_id(env: &RequestEnv) -> Option<&str> {
         return Some(session.id());
     }
     match &env.transport {
-        Transport::Http(headers) => headers
-            .get(SESSION_HEADER)
-            .and_then(|v| v.to_str().ok()),
+        Transport::Http(headers) => headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok()),
         _ => None,
     }
 }
