@@ -311,6 +311,11 @@ impl Batcher {
         }
         let batch = match q.full.pop_front() {
             Some(full) => full,
+            // Nothing waits: the batch filling stays (an idle exporter allocates nothing).
+            None if q.filling.spans == 0 => {
+                let ticket = q.flush_asked;
+                return Some((Vec::new(), ticket));
+            }
             None => {
                 let next = Batch::new(self.max_batch);
                 std::mem::replace(&mut q.filling, next)
@@ -324,12 +329,7 @@ impl Batcher {
         } else {
             q.flush_done
         };
-        let bytes = if batch.spans == 0 {
-            Vec::new()
-        } else {
-            batch.bytes
-        };
-        Some((bytes, ticket))
+        Some((batch.bytes, ticket))
     }
 
     fn flushed(&self, ticket: u64) {

@@ -775,7 +775,8 @@ impl SpanRecorder {
             encoded.clear();
             crate::otlp::encode_span(&mut encoded, &record);
             sink.push(&encoded);
-            if encoded.capacity() <= 64 * 1024 {
+            // A thread keeps a buffer for a usual span, not for the largest it closed.
+            if encoded.capacity() <= 16 * 1024 {
                 ENCODED.with(|slot| slot.set(encoded));
             }
         }
