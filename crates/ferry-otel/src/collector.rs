@@ -378,22 +378,13 @@ mod tests {
     use super::*;
     use crate::export::Batcher;
     use crate::filter::TargetFilter;
-    use crate::spans::Sampler;
-
-    fn recorder(batcher: &Arc<Batcher>) -> SpanRecorder {
-        SpanRecorder::new(
-            TargetFilter::new("info".parse().expect("directives")),
-            Sampler::from_lookup(|_| None),
-            Some(batcher.clone()),
-        )
-    }
 
     /// A span closes when its last handle goes, children first; a child keeps its
     /// parent open; every slot is freed.
     #[test]
     fn spans_close_when_their_last_handle_goes() {
         let batcher = Arc::new(Batcher::new(64, 64));
-        let collector = Collector::new(None, Some(recorder(&batcher)));
+        let collector = Collector::new(None, Some(SpanRecorder::exporting_to(&batcher)));
         let dispatch = tracing::Dispatch::new(collector);
         let mut ids = Vec::new();
         tracing::dispatcher::with_default(&dispatch, || {
@@ -429,7 +420,10 @@ mod tests {
     #[test]
     fn a_thread_reuses_the_record_of_the_span_it_closed() {
         let batcher = Arc::new(Batcher::new(64, 64));
-        let dispatch = tracing::Dispatch::new(Collector::new(None, Some(recorder(&batcher))));
+        let dispatch = tracing::Dispatch::new(Collector::new(
+            None,
+            Some(SpanRecorder::exporting_to(&batcher)),
+        ));
         let collector = dispatch.downcast_ref::<Collector>().expect("ours");
         let at = |span: &tracing::Span| {
             let id = span.id().expect("recorded");
@@ -476,7 +470,7 @@ mod tests {
             false,
             Arc::new(move |_: &[u8]| *count.lock().expect("count") += 1),
         );
-        let collector = Collector::new(Some(logs), Some(recorder(&batcher)));
+        let collector = Collector::new(Some(logs), Some(SpanRecorder::exporting_to(&batcher)));
         tracing::subscriber::with_default(collector, || {
             // `tracing` itself drops events made inside a dispatch of the thread's
             // default subscriber (the span made below, the last event), and a callsite
@@ -505,7 +499,10 @@ mod tests {
     #[test]
     fn the_current_span_is_per_thread() {
         let batcher = Arc::new(Batcher::new(64, 64));
-        let dispatch = tracing::Dispatch::new(Collector::new(None, Some(recorder(&batcher))));
+        let dispatch = tracing::Dispatch::new(Collector::new(
+            None,
+            Some(SpanRecorder::exporting_to(&batcher)),
+        ));
         tracing::dispatcher::with_default(&dispatch, || {
             let a = tracing::info_span!("a");
             let b = tracing::info_span!("b");

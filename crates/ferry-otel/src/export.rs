@@ -226,8 +226,7 @@ impl Batcher {
         use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
         use prost::Message as _;
         let preamble = crate::otlp::Preamble::new(std::iter::empty(), "test", "0");
-        let batch = [vec![0; HEAD_ROOM], self.take_encoded()].concat();
-        let body = otlp::finish(&preamble, batch, HEAD_ROOM, otlp::Framing::Plain);
+        let body = self.take_request(&preamble, otlp::Framing::Plain);
         let request = ExportTraceServiceRequest::decode(body).expect("decodes");
         request
             .resource_spans
@@ -237,19 +236,24 @@ impl Batcher {
             .collect()
     }
 
+    /// Everything queued, as one request, built as the exporter builds one (for tests).
+    #[cfg(test)]
+    pub(crate) fn take_request(&self, preamble: &Preamble, framing: otlp::Framing) -> bytes::Bytes {
+        let batch = [vec![0; HEAD_ROOM], self.take_encoded()].concat();
+        otlp::finish(preamble, batch, HEAD_ROOM, framing)
+    }
+
     /// Everything queued, as the encoded spans one after another (for tests).
     #[cfg(test)]
     pub(crate) fn take_encoded(&self) -> Vec<u8> {
-        let mut q = self.queue.lock().expect("the queue");
         let mut out = Vec::new();
-        while let Some(b) = q.full.pop_front() {
-            out.extend_from_slice(&b.bytes[HEAD_ROOM..]);
+        loop {
+            let (batch, _) = self.next_batch(Duration::ZERO).expect("not shut down");
+            if batch.is_empty() {
+                return out;
+            }
+            out.extend_from_slice(&batch[HEAD_ROOM..]);
         }
-        let filling = std::mem::replace(&mut q.filling, Batch::new(self.max_batch));
-        out.extend_from_slice(&filling.bytes[HEAD_ROOM..]);
-        q.spans = 0;
-        q.bytes = 0;
-        out
     }
 
     /// Spans dropped because the queue was full.
@@ -409,6 +413,10 @@ fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
             return;
         }
     };
+    let framing = match settings.protocol {
+        Protocol::HttpProtobuf => otlp::Framing::Plain,
+        Protocol::Grpc => otlp::Framing::Grpc,
+    };
     let mut failing = false;
     while let Some((batch, ticket)) = batcher.next_batch(settings.schedule_delay) {
         // Shutting down with the collector failing: what is left is dropped rather than
@@ -418,10 +426,6 @@ fn run(batcher: &Batcher, settings: &Settings, preamble: &Preamble) {
             continue;
         }
         if !batch.is_empty() {
-            let framing = match settings.protocol {
-                Protocol::HttpProtobuf => otlp::Framing::Plain,
-                Protocol::Grpc => otlp::Framing::Grpc,
-            };
             let body = otlp::finish(preamble, batch, HEAD_ROOM, framing);
             let sent = runtime.block_on(async {
                 tokio::time::timeout(settings.export_timeout, send(&client, settings, body))

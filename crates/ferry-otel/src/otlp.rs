@@ -362,8 +362,7 @@ mod tests {
     use super::*;
     use crate::collector::Collector;
     use crate::export::{Batcher, HEAD_ROOM};
-    use crate::filter::TargetFilter;
-    use crate::spans::{Sampler, SpanRecorder, hooks};
+    use crate::spans::{SpanRecorder, hooks};
     use ferry_protocol::trace::TraceContext;
     use opentelemetry_proto::tonic::collector::trace::v1::ExportTraceServiceRequest;
     use opentelemetry_proto::tonic::common::v1::any_value::Value as Any;
@@ -392,11 +391,7 @@ mod tests {
     #[test]
     fn recorded_spans_decode_as_an_otlp_request() {
         let batcher = Arc::new(Batcher::new(64, 64));
-        let recorder = SpanRecorder::new(
-            TargetFilter::new("info".parse().expect("directives")),
-            Sampler::from_lookup(|_| None),
-            Some(batcher.clone()),
-        );
+        let recorder = SpanRecorder::exporting_to(&batcher);
         let h = hooks();
         let long = "é".repeat(100);
         tracing::subscriber::with_default(Collector::new(None, Some(recorder)), || {
@@ -438,7 +433,7 @@ mod tests {
             "ferry",
             "0.1.0",
         );
-        let body = request(&batcher, &preamble, Framing::Plain, HEAD_ROOM);
+        let body = batcher.take_request(&preamble, Framing::Plain);
         let req = ExportTraceServiceRequest::decode(body.as_ref()).expect("decodes");
         assert_eq!(req.resource_spans[0].scope_spans[0].spans.len(), 2);
         let rs = &req.resource_spans[0];
@@ -525,16 +520,43 @@ mod tests {
         }
     }
 
+    /// `otel.*` fields given as `Debug` values: the name as written, kind and status
+    /// read unquoted, any other kept as an attribute.
+    #[test]
+    fn otel_fields_given_as_debug_values() {
+        let batcher = Arc::new(Batcher::new(8, 8));
+        let recorder = SpanRecorder::exporting_to(&batcher);
+        tracing::subscriber::with_default(Collector::new(None, Some(recorder)), || {
+            let _a = tracing::info_span!(
+                "a",
+                otel.name = %"named",
+                otel.kind = ?"client",
+                otel.status_code = ?"ERROR",
+                otel.other = ?7,
+            )
+            .entered();
+        });
+        let spans = batcher.take();
+        assert_eq!(spans[0].name, "named");
+        assert_eq!(spans[0].kind, 3, "client");
+        assert_eq!(spans[0].status.as_ref().map(|s| s.code), Some(2));
+        assert_eq!(spans[0].attributes.len(), 1);
+        assert_eq!(spans[0].attributes[0].key, "otel.other");
+        assert_eq!(
+            spans[0].attributes[0]
+                .value
+                .as_ref()
+                .and_then(|v| v.value.clone()),
+            Some(Any::StringValue("7".into()))
+        );
+    }
+
     /// A gRPC frame is the flag byte and the message's big-endian length, then the
     /// message, which decodes as the plain body does.
     #[test]
     fn grpc_framing_wraps_the_plain_body() {
         let batcher = Arc::new(Batcher::new(8, 8));
-        let recorder = SpanRecorder::new(
-            TargetFilter::new("info".parse().expect("directives")),
-            Sampler::from_lookup(|_| None),
-            Some(batcher.clone()),
-        );
+        let recorder = SpanRecorder::exporting_to(&batcher);
         tracing::subscriber::with_default(Collector::new(None, Some(recorder)), || {
             let _a = tracing::info_span!("a", note = "x").entered();
         });
@@ -553,17 +575,6 @@ mod tests {
         assert_eq!(&framed[5..], &plain[..]);
         let req = ExportTraceServiceRequest::decode(plain.as_ref()).expect("decodes");
         assert_eq!(req.resource_spans[0].scope_spans[0].spans[0].name, "a");
-    }
-
-    /// The request for what `batcher` holds, built as the exporter builds it.
-    fn request(
-        batcher: &Batcher,
-        preamble: &Preamble,
-        framing: Framing,
-        room: usize,
-    ) -> bytes::Bytes {
-        let batch = [vec![0; room], batcher.take_encoded()].concat();
-        finish(preamble, batch, room, framing)
     }
 
     fn hex(b: &[u8]) -> String {

@@ -476,6 +476,16 @@ impl SpanRecorder {
         self
     }
 
+    /// Records what `info` enables, exporting to `batcher` (for tests).
+    #[cfg(test)]
+    pub(crate) fn exporting_to(batcher: &Arc<Batcher>) -> Self {
+        SpanRecorder::new(
+            TargetFilter::new("info".parse().expect("directives")),
+            Sampler::from_lookup(|_| None),
+            Some(batcher.clone()),
+        )
+    }
+
     /// Whether spans and events of `meta` are recorded.
     pub(crate) fn enables(&self, meta: &tracing::Metadata<'_>) -> bool {
         self.filter.enables(meta)
@@ -597,28 +607,24 @@ impl Visit for Recorder<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        // The fields that set a span's kind or status are read as text, unquoted; any
-        // other (and `otel.name`) is formatted straight into the span's buffer.
+        // A span's `otel.name` is formatted straight into its buffer, as written
+        // (`otel.name = %name` has no quotes); its other `otel.*` fields are read as
+        // text, unquoted, and kept as attributes when they are none of `otel`'s.
         if matches!(self.dest, Dest::Span { .. })
             && let Some(name) = field.name().strip_prefix("otel.")
-            && matches!(
-                name,
-                "name" | "kind" | "status_code" | "status_description" | "status_message"
-            )
+            && name != "name"
         {
-            if name == "name" {
-                // As written (`otel.name = %name` formats without quotes).
-                let range = self.span.push_debug(value);
-                self.span.name = Name::Text(range);
-                return;
-            }
             let text = format!("{value:?}");
-            self.otel(name, text.trim_matches('"'));
+            if !self.otel(name, text.trim_matches('"')) {
+                let range = self.span.push_text(&text);
+                self.put(field, AttrValue::Text(range));
+            }
             return;
         }
         let range = self.span.push_debug(value);
         match &mut self.dest {
             Dest::Event(ev) if field.name() == "message" => ev.name = Name::Text(range),
+            Dest::Span { .. } if field.name() == "otel.name" => self.span.name = Name::Text(range),
             _ => self.put(field, AttrValue::Text(range)),
         }
     }
@@ -687,8 +693,8 @@ impl SpanRecorder {
                 (trace, None, flags, None)
             }
         };
-        // The record of a span this thread sent earlier, if the exporter gave one back:
-        // emptied, its buffers kept. Filled field by field, in place.
+        // The record of a span this thread closed earlier, emptied, its buffers kept;
+        // filled field by field, in place.
         let mut record = SPARE
             .with(Cell::take)
             .unwrap_or_else(|| Box::new(SpanRecord::empty()));
