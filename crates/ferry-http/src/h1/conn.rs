@@ -202,7 +202,7 @@ impl Conn {
             }
         }
         let head = match first {
-            Some(head) => head,
+            Some(head) => *head,
             None => self.read_head(limits).await?,
         };
         let Head {
@@ -246,11 +246,14 @@ impl Conn {
     /// its head from there when it is all in; what follows the head is kept in `buf`.
     /// Like [`Conn::fill`], it reads with `poll_read`, so a short read clears the
     /// socket's readiness and the next wait costs no `EAGAIN`.
+    ///
+    /// The head comes boxed: it passes through several futures' outputs on its way to
+    /// the handler, and a pointer is cheaper to move than the head's 250-odd bytes.
     fn poll_first(
         &mut self,
         cx: &mut std::task::Context<'_>,
         limits: &Limits,
-    ) -> Poll<Result<(usize, Option<Head>), Fail>> {
+    ) -> Poll<Result<(usize, Option<Box<Head>>), Fail>> {
         SCRATCH.with_borrow_mut(|scratch| {
             let mut read = tokio::io::ReadBuf::new(&mut scratch[..]);
             match Pin::new(&mut self.stream).poll_read(cx, &mut read) {
@@ -259,7 +262,7 @@ impl Conn {
                 Poll::Ready(Ok(())) => {
                     let data = read.filled();
                     let head = match parse_head(data, limits) {
-                        Ok(head) => head,
+                        Ok(head) => head.map(Box::new),
                         Err(f) => return Poll::Ready(Err(f)),
                     };
                     let rest = head.as_ref().map_or(data, |h| &data[h.consumed..]);
