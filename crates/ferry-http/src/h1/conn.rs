@@ -24,6 +24,10 @@ use super::decode::Chunked;
 use super::encode::{self, LAST_CHUNK, Plan};
 use super::io::{Conn, READ_CHUNK, SCRATCH};
 use super::parse::{Framing, Head, has_token, parse_head, wants_keep_alive};
+
+/// What the first read of a request gave: the bytes read (0: the peer closed), and the
+/// head when it was all in them.
+type FirstRead = (usize, Option<Box<Head>>);
 use super::{Fail, Limits, Presence, Rejection, reject, too_large};
 use crate::request_body::{BoxError, RequestBody};
 
@@ -253,7 +257,7 @@ impl Conn {
         &mut self,
         cx: &mut std::task::Context<'_>,
         limits: &Limits,
-    ) -> Poll<Result<(usize, Option<Box<Head>>), Fail>> {
+    ) -> Poll<Result<FirstRead, Fail>> {
         SCRATCH.with_borrow_mut(|scratch| {
             let mut read = tokio::io::ReadBuf::new(&mut scratch[..]);
             match Pin::new(&mut self.stream).poll_read(cx, &mut read) {
