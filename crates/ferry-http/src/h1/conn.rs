@@ -24,12 +24,12 @@ use super::decode::Chunked;
 use super::encode::{self, LAST_CHUNK, Plan};
 use super::io::{Conn, READ_CHUNK, SCRATCH};
 use super::parse::{Framing, Head, has_token, parse_head, wants_keep_alive};
+use super::{Fail, Limits, Presence, Rejection, reject, too_large};
+use crate::request_body::{BoxError, RequestBody};
 
 /// What the first read of a request gave: the bytes read (0: the peer closed), and the
 /// head when it was all in them.
 type FirstRead = (usize, Option<Box<Head>>);
-use super::{Fail, Limits, Presence, Rejection, reject, too_large};
-use crate::request_body::{BoxError, RequestBody};
 
 /// Serves HTTP/1.1 requests on `stream` until the peer closes it, a request asks to close,
 /// an error ends it, it waits `idle_timeout` for a request, or `shutdown` fires between
