@@ -379,13 +379,18 @@ mod tests {
     use crate::export::Batcher;
     use crate::filter::TargetFilter;
 
+    /// A dispatch of a collector without logs whose spans go to the returned batcher.
+    fn exporting() -> (Arc<Batcher>, tracing::Dispatch) {
+        let batcher = Arc::new(Batcher::new(64, 64));
+        let collector = Collector::new(None, Some(SpanRecorder::exporting_to(&batcher)));
+        (batcher, tracing::Dispatch::new(collector))
+    }
+
     /// A span closes when its last handle goes, children first; a child keeps its
     /// parent open; every slot is freed.
     #[test]
     fn spans_close_when_their_last_handle_goes() {
-        let batcher = Arc::new(Batcher::new(64, 64));
-        let collector = Collector::new(None, Some(SpanRecorder::exporting_to(&batcher)));
-        let dispatch = tracing::Dispatch::new(collector);
+        let (batcher, dispatch) = exporting();
         let mut ids = Vec::new();
         tracing::dispatcher::with_default(&dispatch, || {
             let outer = tracing::info_span!("outer");
@@ -419,11 +424,7 @@ mod tests {
     /// span: no record is allocated per span.
     #[test]
     fn a_thread_reuses_the_record_of_the_span_it_closed() {
-        let batcher = Arc::new(Batcher::new(64, 64));
-        let dispatch = tracing::Dispatch::new(Collector::new(
-            None,
-            Some(SpanRecorder::exporting_to(&batcher)),
-        ));
+        let (batcher, dispatch) = exporting();
         let collector = dispatch.downcast_ref::<Collector>().expect("ours");
         let at = |span: &tracing::Span| {
             let id = span.id().expect("recorded");
@@ -498,11 +499,7 @@ mod tests {
     /// them out of order leaves the stack right.
     #[test]
     fn the_current_span_is_per_thread() {
-        let batcher = Arc::new(Batcher::new(64, 64));
-        let dispatch = tracing::Dispatch::new(Collector::new(
-            None,
-            Some(SpanRecorder::exporting_to(&batcher)),
-        ));
+        let (_batcher, dispatch) = exporting();
         tracing::dispatcher::with_default(&dispatch, || {
             let a = tracing::info_span!("a");
             let b = tracing::info_span!("b");
