@@ -3,7 +3,7 @@
 # traced run, then rebuilds the server with it (crates/ferry-everything/build.rs passes the
 # file to LLD, for ferry-everything and for the benchmark's ceiling and rmcp-echo alike).
 #
-#   bench/link-order.sh                          ferry, ceiling and rmcp
+#   bench/link-order.sh                          ferry, ferry-echo, ceiling and rmcp
 #   bench/link-order.sh --servers ferry
 #
 # Each server runs under callgrind (symbols kept mangled) while it answers the readiness
@@ -18,7 +18,7 @@ set -euo pipefail
 
 BENCH="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(dirname "$BENCH")"
-SERVERS="ferry ceiling rmcp"
+SERVERS="ferry ferry-echo ceiling rmcp"
 CALLS=300
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -40,7 +40,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 build() {
-  (cd "$ROOT" && cargo build --profile dist --quiet --locked -p ferry-everything)
+  (cd "$ROOT" && cargo build --profile dist --quiet --locked -p ferry-everything -p ferry-echo)
   (cd "$BENCH" && cargo build --release --quiet --locked)
 }
 
@@ -48,6 +48,7 @@ build() {
 package() {
   case "$1" in
     ferry) echo "$ROOT/crates/ferry-everything" ;;
+    ferry-echo) echo "$ROOT/crates/ferry-echo" ;;
     ceiling) echo "$BENCH/ceiling" ;;
     rmcp) echo "$BENCH/rmcp-echo" ;;
     *) echo "link-order.sh: no server $1" >&2; exit 2 ;;
@@ -56,6 +57,7 @@ package() {
 binary() {
   case "$1" in
     ferry) echo "$ROOT/target/dist/ferry-everything" ;;
+    ferry-echo) echo "$ROOT/target/dist/ferry-echo" ;;
     ceiling) echo "$BENCH/target/release/ceiling" ;;
     rmcp) echo "$BENCH/target/release/rmcp-echo" ;;
   esac

@@ -15,7 +15,7 @@ import json
 import statistics
 import sys
 
-SERVERS = ["ceiling", "ferry", "rmcp", "python"]
+SERVERS = ["ceiling", "ferry", "ferry-echo", "rmcp", "python"]
 
 # (key, label, unit, higher_is_better, target) — the target is (text, check(ferry, ceiling,
 # rmcp)), where check returns None when a figure it needs is missing.
@@ -157,7 +157,10 @@ def main():
     servers = [s for s in SERVERS if s in meta.get("servers", SERVERS)]
     problems = [f"{s}: {why}" for s, why in failed.items()]
 
-    head = ["figure", "unit"] + servers + ["ferry ÷ ceiling", "ferry ÷ rmcp", "target", "met"]
+    # ferry-echo (the benchmark's tools alone) set beside rmcp-echo (the same tools on rmcp).
+    echo_col = "ferry-echo" in servers
+    head = ["figure", "unit"] + servers + ["ferry ÷ ceiling", "ferry ÷ rmcp"]
+    head += ["ferry-echo ÷ rmcp"] * echo_col + ["target", "met"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for key, label, unit, _higher, target in FIGURES:
         label = label.format_map(Settings(meta))
@@ -176,7 +179,7 @@ def main():
                 problems.append(f"{server} {key}: no figure")
             row.append(text)
         f, c, r = (median(table, s, key) for s in ("ferry", "ceiling", "rmcp"))
-        row += [ratio(f, c), ratio(f, r)]
+        row += [ratio(f, c), ratio(f, r)] + [ratio(median(table, "ferry-echo", key), r)] * echo_col
         if target is None:
             row += ["", ""]
         else:

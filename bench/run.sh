@@ -3,7 +3,8 @@
 # measures, interleaved round-robin so that machine drift hits all alike,
 #
 #   ceiling  bare hyper + serde_json (bench/ceiling), the reference
-#   ferry    crates/ferry-everything from the main workspace
+#   ferry       crates/ferry-everything from the main workspace (every feature)
+#   ferry-echo  crates/ferry-echo: the benchmark's tools alone on Ferry, as rmcp-echo is on rmcp
 #   rmcp     the official Rust SDK, rmcp 3.x (bench/rmcp-echo)
 #   python   the official Python SDK, mcp==2.3.0 (bench/python/server.py)
 #
@@ -17,7 +18,7 @@
 #
 # Options: --rounds N, --duration SECS, --connections N, --many N (the many-connections
 # figures, 1000), --text-bytes N (the large echo, 10240), --streams N, --flood SECS,
-# --servers "ceiling ferry rmcp python", --ferry-args "ARGS", --load-cpu N, --server-cpu N.
+# --servers "ceiling ferry ferry-echo rmcp python", --ferry-args "ARGS", --load-cpu N, --server-cpu N.
 #
 # All traffic stays on 127.0.0.1; every load is bounded in time; every server this script
 # starts is stopped on exit.
@@ -40,7 +41,7 @@ MANY=1000            # the concurrency of the many-connections figures
 TEXT_BYTES=10240     # the text of the large-payload echo figure
 STREAMS=10000        # listen streams held open for the memory figure
 LISTEN_TIMEOUT=150   # seconds allowed to open them
-SERVERS="ceiling ferry rmcp python"
+SERVERS="ceiling ferry ferry-echo rmcp python"
 FERRY_ARGS=""        # extra arguments for ferry-everything, e.g. "--state-ttl 2"
 LOAD_CPU=0
 SERVER_CPU=1
@@ -69,8 +70,8 @@ done
 read -r -a SERVER_LIST <<<"$SERVERS"
 for name in "${SERVER_LIST[@]}"; do
   case "$name" in
-    ceiling|ferry|rmcp|python) ;;
-    *) echo "run.sh: unknown server $name (ceiling, ferry, rmcp, python)" >&2; exit 2 ;;
+    ceiling|ferry|ferry-echo|rmcp|python) ;;
+    *) echo "run.sh: unknown server $name (ceiling, ferry, ferry-echo, rmcp, python)" >&2; exit 2 ;;
   esac
 done
 
@@ -105,24 +106,27 @@ BENCH_PROFILE=release
 out_dir() { if [[ $1 == dev ]]; then echo debug; else echo "$1"; fi; }
 FERRY_BIN="$ROOT/target/$(out_dir "$FERRY_PROFILE")"
 BENCH_BIN="$BENCH/target/$(out_dir "$BENCH_PROFILE")"
-say "build ($FERRY_PROFILE): ferry-everything, and the bench workspace (ceiling, rmcp-echo, loadgen)"
-(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
+say "build ($FERRY_PROFILE): ferry-everything and ferry-echo, and the bench workspace (ceiling, rmcp-echo, loadgen)"
+(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything -p ferry-echo)
 (cd "$BENCH" && cargo build --profile "$BENCH_PROFILE" --quiet --locked)
 LOADGEN="$BENCH_BIN/loadgen"
 
 # A function layout names symbols whose hashes change with a crate's dependencies: say so
-# when most of ferry-everything's no longer exist, since idle RSS grows by megabytes.
-ORDER="$ROOT/crates/ferry-everything/link-order.txt"
-if [[ $MODE != smoke && -f $ORDER ]] && command -v nm >/dev/null 2>&1; then
-  ORDER_FOUND=$(comm -12 <(sort -u "$ORDER") <(nm "$FERRY_BIN/ferry-everything" 2>/dev/null | awk '{print $NF}' | sort -u) | wc -l)
-  ORDER_ALL=$(sort -u "$ORDER" | wc -l)
-  # 99%: a change to ferry-everything's own startup code renames only a dozen functions
-  # (its argument parser, its main future), and that alone took idle RSS from 5.9 to
-  # 6.8 MiB.
-  if (( ORDER_FOUND * 100 < ORDER_ALL * 99 )); then
-    warn "link-order.txt names $ORDER_FOUND of its $ORDER_ALL functions in this build: run bench/link-order.sh --servers ferry (a stale layout costs megabytes of idle RSS)"
+# when most of a Ferry server's no longer exist, since idle RSS grows by megabytes.
+# 99%: a change to ferry-everything's own startup code renames only a dozen functions (its
+# argument parser, its main future), and that alone took idle RSS from 5.9 to 6.8 MiB.
+for server in ferry:ferry-everything ferry-echo:ferry-echo; do
+  name="${server%%:*}" package="${server#*:}"
+  ORDER="$ROOT/crates/$package/link-order.txt"
+  [[ " ${SERVER_LIST[*]} " == *" $name "* ]] || continue
+  if [[ $MODE != smoke && -f $ORDER ]] && command -v nm >/dev/null 2>&1; then
+    ORDER_FOUND=$(comm -12 <(sort -u "$ORDER") <(nm "$FERRY_BIN/$package" 2>/dev/null | awk '{print $NF}' | sort -u) | wc -l)
+    ORDER_ALL=$(sort -u "$ORDER" | wc -l)
+    if (( ORDER_FOUND * 100 < ORDER_ALL * 99 )); then
+      warn "crates/$package/link-order.txt names $ORDER_FOUND of its $ORDER_ALL functions in this build: run bench/link-order.sh --servers $name (a stale layout costs megabytes of idle RSS)"
+    fi
   fi
-fi
+done
 
 # ---------------------------------------------------------------- machine set-up
 if (( $(nproc) < 2 )); then
@@ -173,6 +177,7 @@ server_argv() {
       read -r -a extra <<<"$FERRY_ARGS"
       ARGV+=("${extra[@]}")
       ;;
+    ferry-echo) ARGV=("$FERRY_BIN/ferry-echo") ;;
     rmcp) ARGV=("$BENCH_BIN/rmcp-echo") ;;
     python) ARGV=("$VENV/bin/python" "$BENCH/python/server.py") ;;
     *) warn "unknown server $name"; exit 2 ;;
