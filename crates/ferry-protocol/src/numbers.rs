@@ -5,9 +5,10 @@
 //! `f64`: an integer beyond 64 bits is rounded to the nearest `f64`, and a number beyond
 //! `f64`'s range does not parse at all. Arguments are read here instead:
 //!
-//! - a quick scan of the arguments' text finds whether any number in it is not held
-//!   exactly; almost always none is, and the arguments parse into a `Value` as before;
-//! - otherwise the `Value` gets the nearest `f64` (a number beyond `f64`'s range becomes
+//! - the arguments parse into a `Value`; when it holds no `f64` (almost always), every
+//!   number was held exactly and that is all;
+//! - otherwise a scan of the text finds whether any number in it is not held exactly,
+//!   and if one is, the `Value` gets the nearest `f64` (a number beyond `f64`'s range becomes
 //!   the largest finite `f64` of its sign, so checks of type, `minimum` and `maximum`
 //!   still come out right), and [`Arguments::exact`] keeps the text as sent, from which
 //!   a handler whose type asks for it (`Box<RawValue>`, `u128`, `i128`) reads the exact
@@ -46,16 +47,32 @@ pub struct Arguments {
 /// ```
 pub fn parse_arguments(raw: &RawValue) -> Result<Arguments, serde_json::Error> {
     let text = raw.get();
-    if !has_inexact_number(text) {
-        return Ok(Arguments {
-            value: serde_json::from_str(text)?,
-            exact: None,
-        });
+    match serde_json::from_str::<Value>(text) {
+        // A `Value` without an `f64` held every number exactly (an integer that does not
+        // fit 64 bits, or any fraction, parses as an `f64`), so the text need not be read
+        // again: the arguments' strings, often most of their bytes, are scanned once.
+        Ok(value) if !has_float(&value) => Ok(Arguments { value, exact: None }),
+        Ok(value) => {
+            let exact = has_inexact_number(text).then(|| raw.to_owned());
+            Ok(Arguments { value, exact })
+        }
+        // A number beyond `f64`'s range does not parse; clamped, it does.
+        Err(_) if has_inexact_number(text) => Ok(Arguments {
+            value: serde_json::from_str(&clamp_out_of_range(text))?,
+            exact: Some(raw.to_owned()),
+        }),
+        Err(e) => Err(e),
     }
-    Ok(Arguments {
-        value: serde_json::from_str(&clamp_out_of_range(text))?,
-        exact: Some(raw.to_owned()),
-    })
+}
+
+/// Whether a number in `v` is held as an `f64`.
+fn has_float(v: &Value) -> bool {
+    match v {
+        Value::Number(n) => n.is_f64(),
+        Value::Array(items) => items.iter().any(has_float),
+        Value::Object(members) => members.values().any(has_float),
+        Value::Null | Value::Bool(_) | Value::String(_) => false,
+    }
 }
 
 /// Whether a number token in the JSON `text` is not held exactly by a `Value`: an

@@ -156,14 +156,20 @@ impl Node {
         match v {
             Value::Number(n) => self.check_number(n, p)?,
             Value::String(s) => {
-                let len = s.chars().count() as u64;
+                // UTF-8 holds a character in one to four bytes: the length in bytes
+                // settles most bounds, and characters are counted only when it does not.
+                let bytes = s.len() as u64;
+                let fewest = bytes.div_ceil(4);
+                let chars = || s.chars().count() as u64;
                 if let Some(m) = self.min_length
-                    && len < m
+                    && fewest < m
+                    && (bytes < m || chars() < m)
                 {
                     p.fail(|| format!("{} is shorter than {m} characters", short(v)))?;
                 }
                 if let Some(m) = self.max_length
-                    && len > m
+                    && bytes > m
+                    && (fewest > m || chars() > m)
                 {
                     p.fail(|| format!("{} is longer than {m} characters", short(v)))?;
                 }
@@ -1047,6 +1053,34 @@ mod tests {
             built += 1;
         }
         assert_eq!(built, schemas.len());
+    }
+
+    /// String length bounds over strings of one- to four-byte characters, where a
+    /// string's length in bytes settles a bound or does not, agree with `jsonschema`.
+    #[test]
+    fn string_lengths_count_characters() {
+        let strings = [
+            "", "a", "é", "😀", "ab", "aé", "é😀", "😀😀", "abcd", "éééé", "😀a", "abcdefgh",
+            "😀😀😀", "ééé😀a",
+        ];
+        for bound in 0..=9u64 {
+            for keyword in ["minLength", "maxLength"] {
+                let schema = json!({"type": "string", keyword: bound});
+                let node = Node::build(&schema).expect("in the subset");
+                let reference = jsonschema::options()
+                    .with_draft(jsonschema::Draft::Draft202012)
+                    .build(&schema)
+                    .expect("valid schema");
+                for s in strings {
+                    let instance = json!(s);
+                    assert_eq!(
+                        node.is_valid(&instance),
+                        reference.is_valid(&instance),
+                        "{schema} {instance}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]
