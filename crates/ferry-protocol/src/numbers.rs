@@ -52,10 +52,10 @@ pub fn parse_arguments(raw: &RawValue) -> Result<Arguments, serde_json::Error> {
         // fit 64 bits, or any fraction, parses as an `f64`), so the text need not be read
         // again: the arguments' strings, often most of their bytes, are scanned once.
         Ok(value) if !has_float(&value) => Ok(Arguments { value, exact: None }),
-        Ok(value) => {
-            let exact = has_inexact_number(text).then(|| raw.to_owned());
-            Ok(Arguments { value, exact })
-        }
+        Ok(value) => Ok(Arguments {
+            value,
+            exact: exact_text(raw),
+        }),
         // A number beyond `f64`'s range does not parse; clamped, it does.
         Err(_) if has_inexact_number(text) => Ok(Arguments {
             value: serde_json::from_str(&clamp_out_of_range(text))?,
@@ -65,8 +65,14 @@ pub fn parse_arguments(raw: &RawValue) -> Result<Arguments, serde_json::Error> {
     }
 }
 
-/// Whether a number in `v` is held as an `f64`.
-fn has_float(v: &Value) -> bool {
+/// `raw` itself when a number in it is not held exactly by a `Value`.
+pub(crate) fn exact_text(raw: &RawValue) -> Option<Box<RawValue>> {
+    has_inexact_number(raw.get()).then(|| raw.to_owned())
+}
+
+/// Whether a number in `v` is held as an `f64`: only then may one have been held
+/// inexactly.
+pub(crate) fn has_float(v: &Value) -> bool {
     match v {
         Value::Number(n) => n.is_f64(),
         Value::Array(items) => items.iter().any(has_float),

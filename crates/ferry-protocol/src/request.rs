@@ -114,7 +114,7 @@ pub struct ListParams<'a> {
 /// Params of `tools/call` and `prompts/get`: a name, arguments, and on a retry the
 /// answers and the state of a multi round-trip request.
 ///
-/// `arguments` is kept as sent (an object for tools, strings for prompts); the server
+/// `arguments` is parsed as sent (an object for tools, strings for prompts); the server
 /// checks its shape and answers a wrong one with -32602.
 #[derive(Debug, Default, Deserialize)]
 pub struct CallParams<'a> {
@@ -128,10 +128,14 @@ pub struct CallParams<'a> {
     /// `name`.
     #[serde(default, borrow, deserialize_with = "option_cow_str")]
     pub name: Option<Cow<'a, str>>,
-    /// `arguments`, as sent (`None` when absent or `null`): read them with
-    /// [`CallParams::arguments`].
-    #[serde(default, borrow, rename = "arguments")]
-    pub raw_arguments: Option<&'a RawValue>,
+    /// `arguments`, parsed (`None` when absent or `null`); a number a `Value` cannot
+    /// hold exactly is held as the nearest `f64` (see [`crate::numbers`]).
+    #[serde(default)]
+    pub arguments: Option<Value>,
+    /// `arguments` as sent, kept only when a number in them does not fit a `Value`
+    /// exactly ([`Arguments::exact`](crate::numbers::Arguments::exact)).
+    #[serde(skip)]
+    pub exact_arguments: Option<Box<RawValue>>,
     /// `inputResponses`; an explicit `null` is kept so it can be refused.
     #[serde(
         rename = "inputResponses",
@@ -144,15 +148,68 @@ pub struct CallParams<'a> {
     pub request_state: Option<String>,
 }
 
-impl CallParams<'_> {
-    /// The `arguments`, parsed; a number a `Value` cannot hold exactly is kept as sent
-    /// in [`Arguments::exact`](crate::numbers::Arguments::exact) (see
-    /// [`crate::numbers`]).
-    pub fn arguments(&self) -> Result<Option<crate::numbers::Arguments>, serde_json::Error> {
-        self.raw_arguments
-            .map(crate::numbers::parse_arguments)
-            .transpose()
+/// [`CallParams`] with `arguments` kept as text, read where a number in them may not
+/// fit a `Value` (the params of [`decode`]'s careful path, and params sent before the
+/// method).
+#[derive(Deserialize)]
+struct CallParamsText<'a> {
+    #[serde(
+        rename = "_meta",
+        default,
+        deserialize_with = "crate::meta::deserialize_boxed"
+    )]
+    meta: BoxedMeta,
+    #[serde(default, borrow, deserialize_with = "option_cow_str")]
+    name: Option<Cow<'a, str>>,
+    #[serde(default, borrow)]
+    arguments: Option<&'a RawValue>,
+    #[serde(
+        rename = "inputResponses",
+        default,
+        deserialize_with = "crate::serde_util::any_value"
+    )]
+    input_responses: Option<Value>,
+    #[serde(rename = "requestState", default)]
+    request_state: Option<String>,
+}
+
+impl<'a> CallParamsText<'a> {
+    fn parse(self) -> Result<CallParams<'a>, serde_json::Error> {
+        let arguments = match self.arguments {
+            None => None,
+            Some(raw) => Some(crate::numbers::parse_arguments(raw)?),
+        };
+        let (arguments, exact_arguments) = match arguments {
+            // `null` is no arguments, as in the one-pass read.
+            Some(a) if !a.value.is_null() => (Some(a.value), a.exact),
+            _ => (None, None),
+        };
+        Ok(CallParams {
+            meta: self.meta,
+            name: self.name,
+            arguments,
+            exact_arguments,
+            input_responses: self.input_responses,
+            request_state: self.request_state,
+        })
     }
+}
+
+/// The `arguments` of a message's params, as text: `{"params": {"arguments": ...}}`.
+fn arguments_text(bytes: &[u8]) -> Option<&RawValue> {
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(borrow)]
+        params: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    let message: Message<'_> = serde_json::from_slice(bytes).ok()?;
+    let params: Params<'_> = serde_json::from_str(message.params?.get()).ok()?;
+    params.arguments
 }
 
 /// Params of `resources/read`.
@@ -392,17 +449,28 @@ impl<'a> Params<'a> {
 }
 
 /// Reads params of the kind a method takes.
-struct ParamsSeed(Option<Method>);
+/// Reads a request's params for its method. `one_pass`: the `arguments` of a call are
+/// parsed straight into a `Value` (the message is read again for their text only when
+/// the `Value` holds an `f64`, see [`decode`]); otherwise they are read as text first.
+struct ParamsSeed {
+    method: Option<Method>,
+    one_pass: bool,
+}
 
 impl<'de> DeserializeSeed<'de> for ParamsSeed {
     type Value = Params<'de>;
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Params<'de>, D::Error> {
         use Method as M;
-        Ok(match self.0 {
-            Some(M::ToolsCall | M::PromptsGet) => {
+        Ok(match self.method {
+            Some(M::ToolsCall | M::PromptsGet) if self.one_pass => {
                 Params::Call(Box::new(CallParams::deserialize(d)?))
             }
+            Some(M::ToolsCall | M::PromptsGet) => Params::Call(Box::new(
+                CallParamsText::deserialize(d)?
+                    .parse()
+                    .map_err(de::Error::custom)?,
+            )),
             Some(M::ResourcesRead) => Params::Read(Box::new(ReadParams::deserialize(d)?)),
             Some(M::ToolsList | M::PromptsList | M::ResourcesList | M::ResourcesTemplatesList) => {
                 Params::List(ListParams::deserialize(d)?)
@@ -522,9 +590,10 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
         // A body that is JSON but not a message we can read in one pass: read it again
         // leniently, so the answer is precise and carries the id.
         Err(e) if e.is_data() => return decode_slowly(bytes),
-        // serde_json files a number too large for its type (`1e999`) under syntax, but the
-        // text is JSON: the careful path reads the envelope without converting its numbers.
-        Err(e) if e.is_syntax() && is_number_out_of_range(&e) => return decode_slowly(bytes),
+        // serde_json files a number too large for its type (`1e999`) and arguments nested
+        // too deep for a `Value` under syntax, but the text is JSON: the careful path reads
+        // the envelope without converting its numbers or building its values.
+        Err(e) if e.is_syntax() && is_beyond_reader_limits(&e) => return decode_slowly(bytes),
         Err(e) if e.is_eof() || e.is_syntax() => {
             return Err(Refused::new(
                 None,
@@ -535,13 +604,31 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
         }
         Err(e) => return Err(Refused::invalid(None, &e.to_string())),
     };
-    raw.classify()
+    let mut incoming = raw.classify()?;
+    // Arguments read in one pass with an `f64` in them may have held a number inexactly:
+    // look at their text (read once more, for this rare case only).
+    if let Incoming::Request(Request {
+        params: Params::Call(call),
+        ..
+    }) = &mut incoming
+        && call.exact_arguments.is_none()
+        && call
+            .arguments
+            .as_ref()
+            .is_some_and(crate::numbers::has_float)
+        && let Some(text) = arguments_text(bytes)
+    {
+        call.exact_arguments = crate::numbers::exact_text(text);
+    }
+    Ok(incoming)
 }
 
-/// Whether serde_json refused a well-formed number only because it does not fit its type.
+/// Whether serde_json refused well-formed JSON only for a limit of its own: a number
+/// that does not fit its type, or values nested deeper than it parses into a `Value`.
 /// serde_json does not expose its error codes, so this reads the message, on the error path only.
-fn is_number_out_of_range(e: &serde_json::Error) -> bool {
-    e.to_string().starts_with("number out of range")
+fn is_beyond_reader_limits(e: &serde_json::Error) -> bool {
+    let message = e.to_string();
+    message.starts_with("number out of range") || message.starts_with("recursion limit exceeded")
 }
 
 /// The careful path: the envelope with raw members, then the params on their own.
@@ -594,7 +681,11 @@ fn typed_params<'a>(
         None => Ok(Params::empty(method)),
         Some(raw) => {
             let mut de = serde_json::Deserializer::from_str(raw.get());
-            ParamsSeed(method).deserialize(&mut de)
+            ParamsSeed {
+                method,
+                one_pass: false,
+            }
+            .deserialize(&mut de)
         }
     }
 }
@@ -651,7 +742,10 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
                         .as_ref()
                         .filter(|m| msg.id.is_some() || m.known().is_some());
                     msg.params = match typed {
-                        Some(m) => ParamsSlot::Typed(map.next_value_seed(ParamsSeed(m.known()))?),
+                        Some(m) => ParamsSlot::Typed(map.next_value_seed(ParamsSeed {
+                            method: m.known(),
+                            one_pass: true,
+                        })?),
                         None => ParamsSlot::Raw(map.next_value()?),
                     };
                 }
@@ -810,6 +904,64 @@ mod tests {
             }
             Ok(other) => panic!("{other:?}"),
         }
+    }
+
+    /// Arguments are read once when every number in them fits a `Value`; their text is
+    /// kept when one does not, whether the params came after the method (one pass, then
+    /// the text read again) or before it (the text first), and whatever the number.
+    #[test]
+    fn arguments_keep_their_text_only_when_a_number_does_not_fit() {
+        fn call(body: &str) -> Box<CallParams<'_>> {
+            match request(body).params {
+                Params::Call(call) => call,
+                other => panic!("not call params: {other:?}"),
+            }
+        }
+        for (arguments, exact) in [
+            (r#"{"text":"hi \"1e999\" 12345678901234567890123"}"#, false),
+            (r#"{"n":42,"x":0.5,"y":[1.25e3]}"#, false),
+            (r#"{"n":12345678901234567890123}"#, true),
+            (r#"{"n":[{"deep":-1e999}]}"#, true),
+            (r#"{"n":0.12345678901234567890}"#, true),
+        ] {
+            for body in [
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"x","arguments":{arguments}}}}}"#
+                ),
+                format!(
+                    r#"{{"params":{{"name":"x","arguments":{arguments}}},"jsonrpc":"2.0","id":1,"method":"tools/call"}}"#
+                ),
+            ] {
+                let call = call(&body);
+                assert_eq!(
+                    call.exact_arguments.as_deref().map(RawValue::get),
+                    exact.then_some(arguments),
+                    "{body}"
+                );
+                assert!(call.arguments.is_some_and(|a| a.is_object()), "{body}");
+            }
+        }
+        let none = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":null}}"#;
+        assert!(call(none).arguments.is_none());
+    }
+
+    /// Arguments nested deeper than a `Value` is built are JSON: refused as params (with
+    /// the id), not as a parse error.
+    #[test]
+    fn arguments_nested_too_deep_are_invalid_params() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"x","arguments":{{"a":{deep}}}}}}}"#
+        );
+        let refused = decode(body.as_bytes()).unwrap_err();
+        assert_eq!(
+            refused.problem,
+            Problem::InvalidParams,
+            "{}",
+            refused.error.message
+        );
+        assert_eq!(refused.error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(refused.id, Some(RequestId::Number(3)));
     }
 
     #[test]

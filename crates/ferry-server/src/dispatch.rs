@@ -420,16 +420,17 @@ impl Server {
                 None => Err(not_found(&method)),
             },
             (Method::ToolsCall, Params::Call(p)) if caps.tools.is_some() => {
-                let (arguments, exact) = call_arguments(&p)?;
                 let CallParams {
                     name,
+                    arguments,
+                    exact_arguments,
                     input_responses,
                     request_state,
                     ..
                 } = *p;
                 let (entry, args) = self.tool_call_target(name.as_deref(), arguments)?;
                 let checked = Checked {
-                    exact_arguments: exact,
+                    exact_arguments,
                     ..checked
                 };
                 check_scopes(&entry.scopes, env.principal.as_ref())?;
@@ -443,9 +444,9 @@ impl Server {
                 pending(CallKind::Tool { entry, args, mrtr }, streaming, checked)
             }
             (Method::PromptsGet, Params::Call(p)) if caps.prompts.is_some() => {
-                let (arguments, _) = call_arguments(&p)?;
                 let CallParams {
                     name,
+                    arguments,
                     input_responses,
                     request_state,
                     ..
@@ -833,19 +834,6 @@ fn check_tasks_extension(legacy: bool, checked: &Checked, tool: &str) -> Attempt
             "Tool {tool} runs only as a task: declare the {TASKS_EXTENSION} extension in the request's client capabilities"
         )),
     ))
-}
-
-/// The `arguments` of a `tools/call` or `prompts/get`, parsed, and their text when a
-/// number in them does not fit a `Value` exactly (`ferry_protocol::numbers`).
-fn call_arguments(p: &CallParams<'_>) -> Attempt<(Option<Value>, Option<Box<RawValue>>)> {
-    match p.arguments() {
-        Ok(None) => Ok((None, None)),
-        Ok(Some(a)) => Ok((Some(a.value), a.exact)),
-        Err(e) => Err(Failure::invalid_params(format!(
-            "Invalid params: arguments: {}",
-            quote(&e.to_string())
-        ))),
-    }
 }
 
 /// What a retry carries; 2025-11-25 requests have no rounds, so nothing.

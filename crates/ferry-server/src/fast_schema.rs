@@ -1060,8 +1060,20 @@ mod tests {
     #[test]
     fn string_lengths_count_characters() {
         let strings = [
-            "", "a", "é", "😀", "ab", "aé", "é😀", "😀😀", "abcd", "éééé", "😀a", "abcdefgh",
-            "😀😀😀", "ééé😀a",
+            "",
+            "a",
+            "é",
+            "😀",
+            "ab",
+            "aé",
+            "é😀",
+            "😀😀",
+            "abcd",
+            "éééé",
+            "😀a",
+            "abcdefgh",
+            "😀😀😀",
+            "ééé😀a",
         ];
         for bound in 0..=9u64 {
             for keyword in ["minLength", "maxLength"] {

@@ -475,7 +475,7 @@ pub(crate) fn raw_params(params: Params<'_>) -> Map<String, Value> {
         Params::List(p) => put("cursor", p.cursor.map(|c| Value::String(c.into_owned()))),
         Params::Call(p) => {
             let p = *p;
-            let arguments = p.arguments().ok().flatten().map(|a| a.value);
+            let arguments = p.arguments;
             put("name", p.name.map(|n| Value::String(n.into_owned())));
             // Numbers beyond f64 reach the upstream as their nearest f64 (the Value
             // this map holds cannot carry them exactly).
