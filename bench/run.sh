@@ -11,7 +11,7 @@
 # and prints a markdown table (also written to bench/results/latest.md) with each figure's
 # ratio to the ceiling and to rmcp. See bench/README.md.
 #
-#   bench/run.sh            3 rounds x 10 s per figure (about 20 minutes)
+#   bench/run.sh            3 rounds x 10 s per figure (about 27 minutes)
 #   bench/run.sh --quick    1 round x 2 s
 #   bench/run.sh --smoke    CI: 1 round x 1 s, 200 listen streams, debug builds; checks
 #                           that every server answers correctly and the table is complete
