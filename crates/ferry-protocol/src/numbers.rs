@@ -8,11 +8,11 @@
 //! - the arguments parse into a `Value`; when it holds no `f64` (almost always), every
 //!   number was held exactly and that is all;
 //! - otherwise a scan of the text finds whether any number in it is not held exactly,
-//!   and if one is, the `Value` gets the nearest `f64` (a number beyond `f64`'s range becomes
-//!   the largest finite `f64` of its sign, so checks of type, `minimum` and `maximum`
-//!   still come out right), and [`Arguments::exact`] keeps the text as sent, from which
-//!   a handler whose type asks for it (`Box<RawValue>`, `u128`, `i128`) reads the exact
-//!   number.
+//!   and if one is, the `Value` gets the nearest `f64` (a number beyond `f64`'s range
+//!   becomes the largest finite `f64` of its sign, so checks of type, `minimum` and
+//!   `maximum` still come out right), and [`Arguments::exact`] keeps the text as sent,
+//!   from which a handler whose type asks for it (`Box<RawValue>`, `u128`, `i128`)
+//!   reads the exact number.
 
 use std::borrow::Cow;
 

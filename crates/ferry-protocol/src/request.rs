@@ -448,7 +448,6 @@ impl<'a> Params<'a> {
     }
 }
 
-/// Reads params of the kind a method takes.
 /// Reads a request's params for its method. `one_pass`: the `arguments` of a call are
 /// parsed straight into a `Value` (the message is read again for their text only when
 /// the `Value` holds an `f64`, see [`decode`]); otherwise they are read as text first.
@@ -604,14 +603,16 @@ pub fn decode(bytes: &[u8]) -> Result<Incoming<'_>, Refused> {
         }
         Err(e) => return Err(Refused::invalid(None, &e.to_string())),
     };
+    let one_pass = matches!(raw.params, ParamsSlot::Typed(_));
     let mut incoming = raw.classify()?;
     // Arguments read in one pass with an `f64` in them may have held a number inexactly:
-    // look at their text (read once more, for this rare case only).
-    if let Incoming::Request(Request {
-        params: Params::Call(call),
-        ..
-    }) = &mut incoming
-        && call.exact_arguments.is_none()
+    // look at their text (read once more, for this rare case only). Params that came
+    // before the method were read as text first and need no second look.
+    if one_pass
+        && let Incoming::Request(Request {
+            params: Params::Call(call),
+            ..
+        }) = &mut incoming
         && call
             .arguments
             .as_ref()
