@@ -822,12 +822,16 @@ impl<'a> RawMessage<'a> {
 }
 
 /// A request id from its raw JSON: a string or an integer.
+///
+/// As [`RequestId`]'s own reading: `-0` is refused, since serde_json reads it as the
+/// float `-0.0` (keeping its sign), not as an integer.
 fn parse_id(raw: &RawValue) -> Option<RequestId> {
     let text = raw.get();
     match text.as_bytes().first() {
         Some(b'"') => serde_json::from_str::<String>(text)
             .ok()
             .map(RequestId::String),
+        _ if text == "-0" => None,
         _ => text.parse::<i64>().ok().map(RequestId::Number),
     }
 }
@@ -963,6 +967,34 @@ mod tests {
         );
         assert_eq!(refused.error.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(refused.id, Some(RequestId::Number(3)));
+    }
+
+    /// An id is read as the careful path reads it, `-0` included (refused by both).
+    #[test]
+    fn ids_are_read_as_the_envelope_reads_them() {
+        for id in [
+            "0",
+            "-1",
+            "9223372036854775807",
+            "\"-0\"",
+            "-0",
+            "1.0",
+            "1e2",
+            "null",
+        ] {
+            let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            let fast = match decode(body.as_bytes()) {
+                Ok(Incoming::Request(r)) => Some(r.id),
+                _ => None,
+            };
+            let careful = match crate::jsonrpc::Envelope::parse(body.as_bytes())
+                .map(crate::jsonrpc::Envelope::classify)
+            {
+                Ok(Ok(crate::jsonrpc::Incoming::Request { id, .. })) => Some(id),
+                _ => None,
+            };
+            assert_eq!(fast, careful, "{id}");
+        }
     }
 
     #[test]
