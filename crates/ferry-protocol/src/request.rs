@@ -175,14 +175,13 @@ struct CallParamsText<'a> {
 
 impl<'a> CallParamsText<'a> {
     fn parse(self) -> Result<CallParams<'a>, serde_json::Error> {
-        let arguments = match self.arguments {
-            None => None,
-            Some(raw) => Some(crate::numbers::parse_arguments(raw)?),
-        };
-        let (arguments, exact_arguments) = match arguments {
-            // `null` is no arguments, as in the one-pass read.
-            Some(a) if !a.value.is_null() => (Some(a.value), a.exact),
-            _ => (None, None),
+        // `null` reads as `None`, as in the one-pass read.
+        let (arguments, exact_arguments) = match self.arguments {
+            None => (None, None),
+            Some(raw) => {
+                let a = crate::numbers::parse_arguments(raw)?;
+                (Some(a.value), a.exact)
+            }
         };
         Ok(CallParams {
             meta: self.meta,
@@ -195,21 +194,26 @@ impl<'a> CallParamsText<'a> {
     }
 }
 
-/// The `arguments` of a message's params, as text: `{"params": {"arguments": ...}}`.
+/// The `arguments` of a request's params, as text, read by the careful path's envelope.
 fn arguments_text(bytes: &[u8]) -> Option<&RawValue> {
     #[derive(Deserialize)]
-    struct Message<'a> {
-        #[serde(borrow)]
-        params: Option<&'a RawValue>,
-    }
-    #[derive(Deserialize)]
-    struct Params<'a> {
+    struct Arguments<'a> {
         #[serde(borrow)]
         arguments: Option<&'a RawValue>,
     }
-    let message: Message<'_> = serde_json::from_slice(bytes).ok()?;
-    let params: Params<'_> = serde_json::from_str(message.params?.get()).ok()?;
-    params.arguments
+    let crate::jsonrpc::Incoming::Request {
+        params: Some(params),
+        ..
+    } = crate::jsonrpc::Envelope::parse(bytes)
+        .ok()?
+        .classify()
+        .ok()?
+    else {
+        return None;
+    };
+    serde_json::from_str::<Arguments<'_>>(params.get())
+        .ok()?
+        .arguments
 }
 
 /// Params of `resources/read`.
