@@ -63,13 +63,15 @@ impl McpService {
     }
 
     /// Handles one HTTP request.
-    pub async fn call_http<B>(&self, req: Request<B>) -> Response<McpBody>
+    ///
+    /// The future owns what it needs (it holds no borrow of `self`).
+    pub fn call_http<B>(&self, req: Request<B>) -> impl Future<Output = Response<McpBody>> + use<B>
     where
         B: Body + Send,
         B::Data: Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        handle(self.clone(), req).await
+        handle(self.clone(), req)
     }
 }
 
@@ -88,8 +90,10 @@ where
     }
 
     fn call(&mut self, req: Request<B>) -> Self::Future {
-        let fut = handle(self.clone(), req);
-        Box::pin(async move { Ok(fut.await) })
+        // `map`, not `async move { Ok(fut.await) }`: an async block would hold the
+        // request's future twice (as its capture and as the value it awaits), doubling
+        // the box to a size the allocator serves on its slow path, once per request.
+        Box::pin(futures::FutureExt::map(handle(self.clone(), req), Ok))
     }
 }
 
