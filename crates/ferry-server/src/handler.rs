@@ -410,9 +410,13 @@ where
     T: 'static,
 {
     fn call(&self, ctx: Context, input: &I) -> BoxFuture<'static, Result<R>> {
-        let fut = self.handler.call(ctx, input);
         let convert = self.convert;
-        Box::pin(async move { fut.await.map(convert) })
+        // `map`, not `async move { fut.await.map(convert) }`: an async block would hold
+        // the handler's future twice (as its capture and as the value it awaits).
+        Box::pin(futures::FutureExt::map(
+            self.handler.call(ctx, input),
+            move |result| result.map(convert),
+        ))
     }
 }
 

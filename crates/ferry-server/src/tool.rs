@@ -102,8 +102,11 @@ where
     R: IntoToolResult,
 {
     fn call(&self, ctx: Context, args: &Value) -> BoxFuture<'static, Result<CallToolResult>> {
-        let fut = (self.0)(ctx, args.clone());
-        Box::pin(async move { fut.await.map(IntoToolResult::into_tool_result) })
+        // Mapped rather than awaited in an async block, which would hold the future twice.
+        Box::pin(futures::FutureExt::map(
+            (self.0)(ctx, args.clone()),
+            |result| result.map(IntoToolResult::into_tool_result),
+        ))
     }
 }
 
