@@ -40,7 +40,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 build() {
-  (cd "$ROOT" && cargo build --profile dist --quiet --locked -p ferry-everything -p ferry-echo)
+  # Built apart, as bench/run.sh builds them: one build would unify their features.
+  (cd "$ROOT" && cargo build --profile dist --quiet --locked -p ferry-everything)
+  (cd "$ROOT" && cargo build --profile dist --quiet --locked -p ferry-echo)
   (cd "$BENCH" && cargo build --release --quiet --locked)
 }
 

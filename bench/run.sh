@@ -107,7 +107,10 @@ out_dir() { if [[ $1 == dev ]]; then echo debug; else echo "$1"; fi; }
 FERRY_BIN="$ROOT/target/$(out_dir "$FERRY_PROFILE")"
 BENCH_BIN="$BENCH/target/$(out_dir "$BENCH_PROFILE")"
 say "build ($FERRY_PROFILE): ferry-everything and ferry-echo, and the bench workspace (ceiling, rmcp-echo, loadgen)"
-(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything -p ferry-echo)
+# Two builds: one build of both would unify their features, and ferry-echo leaves out the
+# general JSON Schema engine that ferry-everything's fixtures need.
+(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-everything)
+(cd "$ROOT" && cargo build --profile "$FERRY_PROFILE" --quiet -p ferry-echo)
 (cd "$BENCH" && cargo build --profile "$BENCH_PROFILE" --quiet --locked)
 LOADGEN="$BENCH_BIN/loadgen"
 

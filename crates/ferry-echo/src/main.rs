@@ -1,6 +1,9 @@
 //! `ferry-echo`: the benchmark's tools on Ferry, set up as Ferry's documentation shows, so
 //! that `bench/run.sh` can put a small Ferry server beside `rmcp-echo` (the same tools on
-//! the official Rust SDK) as well as the full `ferry-everything`.
+//! the official Rust SDK) as well as the full `ferry-everything`. Its tools take derived
+//! schemas, so it depends on `ferry` without the general JSON Schema engine (the
+//! `json-schema` feature), as the README shows for such a server; its arguments are
+//! validated all the same.
 //!
 //! - `echo {text}` returns its text as one text block;
 //! - `confirm_delete {path}` asks the boolean `confirm` through a multi round-trip request,

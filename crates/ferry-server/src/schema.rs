@@ -1,9 +1,15 @@
 //! JSON Schema handling for tool inputs and outputs (basic/index.mdx): schemas from Rust
 //! types, compiled validators, dialect checks.
+//!
+//! The built-in validator (`fast_schema`) serves the subset that derived schemas use.
+//! Anything else needs the general engine, the `jsonschema` crate, behind the
+//! `json-schema` feature (on by default); without the feature, such a schema is refused
+//! when its tool is built, so nothing is ever left unvalidated.
 
 use std::sync::Arc;
 
-use jsonschema::{Draft, Validator};
+#[cfg(feature = "json-schema")]
+use jsonschema::Validator;
 use schemars::JsonSchema;
 use serde_json::{Map, Value, json};
 
@@ -24,7 +30,18 @@ pub(crate) struct CompiledSchema {
 #[derive(Clone)]
 enum Engine {
     Subset(Arc<Node>),
+    #[cfg(feature = "json-schema")]
     General(Arc<Validator>),
+}
+
+/// The JSON Schema dialects a tool schema may name in `$schema`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dialect {
+    Draft202012,
+    Draft201909,
+    Draft7,
+    Draft6,
+    Draft4,
 }
 
 /// At most this many problems are reported for one instance.
@@ -33,21 +50,35 @@ const PROBLEM_LIMIT: usize = 8;
 impl CompiledSchema {
     /// Compiles `schema`, refusing unknown dialects and unresolvable references.
     pub(crate) fn compile(schema: &Value) -> Result<Self, String> {
-        let draft = match schema.get("$schema") {
-            None => Draft::Draft202012,
+        let dialect = match schema.get("$schema") {
+            None => Dialect::Draft202012,
             Some(Value::String(uri)) => {
                 dialect(uri).ok_or_else(|| format!("unsupported JSON Schema dialect {uri:?}"))?
             }
             Some(_) => return Err("$schema must be a string".into()),
         };
         // The subset follows 2020-12 and 2019-09, where `format` only annotates.
-        if matches!(draft, Draft::Draft202012 | Draft::Draft201909)
+        if matches!(dialect, Dialect::Draft202012 | Dialect::Draft201909)
             && let Some(node) = Node::build(schema)
         {
             return Ok(CompiledSchema {
                 engine: Engine::Subset(Arc::new(node)),
             });
         }
+        Self::general(schema, dialect)
+    }
+
+    /// Compiles with the general engine.
+    #[cfg(feature = "json-schema")]
+    fn general(schema: &Value, dialect: Dialect) -> Result<Self, String> {
+        use jsonschema::Draft;
+        let draft = match dialect {
+            Dialect::Draft202012 => Draft::Draft202012,
+            Dialect::Draft201909 => Draft::Draft201909,
+            Dialect::Draft7 => Draft::Draft7,
+            Dialect::Draft6 => Draft::Draft6,
+            Dialect::Draft4 => Draft::Draft4,
+        };
         let validator = jsonschema::options()
             .with_draft(draft)
             .build(schema)
@@ -57,28 +88,30 @@ impl CompiledSchema {
         })
     }
 
+    /// Without the general engine, a schema outside the subset is refused.
+    #[cfg(not(feature = "json-schema"))]
+    fn general(_schema: &Value, dialect: Dialect) -> Result<Self, String> {
+        let what = match dialect {
+            Dialect::Draft202012 | Dialect::Draft201909 => {
+                "this schema uses keywords or references outside the built-in validator's subset"
+            }
+            Dialect::Draft7 | Dialect::Draft6 | Dialect::Draft4 => {
+                "only 2020-12 and 2019-09 schemas are validated by the built-in validator"
+            }
+        };
+        Err(format!(
+            "{what}; build with the `json-schema` feature of ferry (or ferry-server) to \
+             validate it with the general JSON Schema engine"
+        ))
+    }
+
     /// Validates `instance`; on failure, one line per problem.
     pub(crate) fn validate(&self, instance: &Value) -> Result<(), String> {
-        let validator = match &self.engine {
-            Engine::Subset(node) => return node.validate(instance, PROBLEM_LIMIT),
-            Engine::General(validator) => validator,
-        };
-        if validator.is_valid(instance) {
-            return Ok(());
+        match &self.engine {
+            Engine::Subset(node) => node.validate(instance, PROBLEM_LIMIT),
+            #[cfg(feature = "json-schema")]
+            Engine::General(validator) => general_verdict(validator, instance),
         }
-        let problems: Vec<String> = validator
-            .iter_errors(instance)
-            .take(PROBLEM_LIMIT)
-            .map(|e| {
-                let path = e.instance_path().to_string();
-                if path.is_empty() {
-                    e.to_string()
-                } else {
-                    format!("{path}: {e}")
-                }
-            })
-            .collect();
-        Err(problems.join("; "))
     }
 
     /// Whether the subset validator serves this schema.
@@ -88,14 +121,35 @@ impl CompiledSchema {
     }
 }
 
-fn dialect(uri: &str) -> Option<Draft> {
+/// The general engine's verdict, one line per problem.
+#[cfg(feature = "json-schema")]
+fn general_verdict(validator: &Validator, instance: &Value) -> Result<(), String> {
+    if validator.is_valid(instance) {
+        return Ok(());
+    }
+    let problems: Vec<String> = validator
+        .iter_errors(instance)
+        .take(PROBLEM_LIMIT)
+        .map(|e| {
+            let path = e.instance_path().to_string();
+            if path.is_empty() {
+                e.to_string()
+            } else {
+                format!("{path}: {e}")
+            }
+        })
+        .collect();
+    Err(problems.join("; "))
+}
+
+fn dialect(uri: &str) -> Option<Dialect> {
     let trimmed = uri.trim_end_matches('#');
     Some(match trimmed {
-        "https://json-schema.org/draft/2020-12/schema" => Draft::Draft202012,
-        "https://json-schema.org/draft/2019-09/schema" => Draft::Draft201909,
-        "http://json-schema.org/draft-07/schema" => Draft::Draft7,
-        "http://json-schema.org/draft-06/schema" => Draft::Draft6,
-        "http://json-schema.org/draft-04/schema" => Draft::Draft4,
+        "https://json-schema.org/draft/2020-12/schema" => Dialect::Draft202012,
+        "https://json-schema.org/draft/2019-09/schema" => Dialect::Draft201909,
+        "http://json-schema.org/draft-07/schema" => Dialect::Draft7,
+        "http://json-schema.org/draft-06/schema" => Dialect::Draft6,
+        "http://json-schema.org/draft-04/schema" => Dialect::Draft4,
         _ => return None,
     })
 }
@@ -171,17 +225,44 @@ mod tests {
     #[test]
     fn refuses_unknown_dialects_and_remote_refs() {
         assert!(CompiledSchema::compile(&json!({"$schema": "https://example.com/s"})).is_err());
+        assert!(CompiledSchema::compile(&json!({"$schema": 7})).is_err());
         assert!(
             CompiledSchema::compile(&json!({"$ref": "https://example.com/remote.json"})).is_err()
         );
-        assert!(
+        assert_eq!(
             CompiledSchema::compile(
                 &json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"})
             )
-            .is_ok()
+            .is_ok(),
+            cfg!(feature = "json-schema")
         );
     }
 
+    /// Without the general engine, what the subset cannot check is refused at build, with
+    /// the feature to turn on named; what it can check still validates.
+    #[cfg(not(feature = "json-schema"))]
+    #[test]
+    fn without_the_general_engine_schemas_outside_the_subset_are_refused() {
+        for schema in [
+            json!({"type": "object", "properties": {"n": {"type": "integer", "multipleOf": 2}}}),
+            json!({"type": "object", "properties": {"s": {"type": "string", "pattern": "^a"}}}),
+            json!({"$schema": "http://json-schema.org/draft-07/schema#", "type": "object"}),
+        ] {
+            let err = CompiledSchema::compile(&schema)
+                .err()
+                .unwrap_or_else(|| panic!("{schema} compiled without the general engine"));
+            assert!(err.contains("`json-schema` feature"), "{err}");
+        }
+        let derived = CompiledSchema::compile(&input_schema_for::<Args>()).unwrap();
+        assert!(derived.validate(&json!({"text": "hi", "times": 2})).is_ok());
+        assert!(
+            derived
+                .validate(&json!({"text": "hi", "times": 300}))
+                .is_err()
+        );
+    }
+
+    #[cfg(feature = "json-schema")]
     #[test]
     fn schemas_outside_the_subset_use_the_general_validator() {
         let c = CompiledSchema::compile(&json!({

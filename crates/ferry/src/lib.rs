@@ -4,7 +4,10 @@
 //!
 //! - [`server`]: build servers: tools, resources, prompts, completion, subscriptions, and
 //!   asks (`ctx.elicit`) that work on both protocol eras, with `requestState` sealed and
-//!   bound by default (feature `server`);
+//!   bound by default (feature `server`); arguments are validated against each tool's
+//!   schema by a built-in validator for what `schemars` derives, and by a general JSON
+//!   Schema engine for anything beyond it (feature `json-schema`, on by default; without
+//!   it, such a tool is refused when the server is built);
 //! - [`stdio`] and [`http`]: serve them over stdio or Streamable HTTP (features `stdio`,
 //!   `http`);
 //! - [`client`]: call servers of either era, with the multi round-trip loop driven by your
