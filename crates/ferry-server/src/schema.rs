@@ -35,7 +35,7 @@ enum Engine {
 }
 
 /// The JSON Schema dialects a tool schema may name in `$schema`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 enum Dialect {
     Draft202012,
     Draft201909,
@@ -93,7 +93,8 @@ impl CompiledSchema {
     fn general(_schema: &Value, dialect: Dialect) -> Result<Self, String> {
         let what = match dialect {
             Dialect::Draft202012 | Dialect::Draft201909 => {
-                "this schema uses keywords or references outside the built-in validator's subset"
+                "this schema uses keywords or references outside the built-in validator's \
+                 subset, or is not a valid schema"
             }
             Dialect::Draft7 | Dialect::Draft6 | Dialect::Draft4 => {
                 "only 2020-12 and 2019-09 schemas are validated by the built-in validator"
@@ -101,7 +102,7 @@ impl CompiledSchema {
         };
         Err(format!(
             "{what}; build with the `json-schema` feature of ferry (or ferry-server) to \
-             validate it with the general JSON Schema engine"
+             check it with the general JSON Schema engine"
         ))
     }
 

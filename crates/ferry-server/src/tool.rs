@@ -184,13 +184,20 @@ impl ToolBuilder {
     }
 
     /// Sets the input schema from plain JSON. It must have `"type": "object"` at the root.
+    ///
+    /// A schema beyond what the built-in validator checks (what `schemars` derives) is
+    /// validated by the general JSON Schema engine, the `json-schema` feature (on by
+    /// default); without that feature, [`ServerBuilder::build`](crate::ServerBuilder::build)
+    /// refuses the tool and names the feature.
     pub fn input_schema(mut self, schema: Value) -> Self {
         self.def.input_schema = schema;
         self.input_from_type = None;
         self
     }
 
-    /// Sets the output schema from plain JSON (any JSON Schema 2020-12).
+    /// Sets the output schema from plain JSON (any JSON Schema 2020-12; beyond the
+    /// built-in validator's subset it needs the `json-schema` feature, as
+    /// [`input_schema`](Self::input_schema) says).
     pub fn output_schema(mut self, schema: Value) -> Self {
         self.def.output_schema = Some(schema);
         self
